@@ -1,0 +1,111 @@
+"""sglang: launch line, readiness, server info, and flag validation by sglang's own parser.
+
+Interface as read from sglang 0.5.23's source: ``python -m sglang.launch_server``;
+``/health_generate`` answers 503 while starting and 200 once a one-token generation went
+through; ``/server_info`` (``/get_server_info`` before it was renamed) returns the resolved
+server args plus ``version`` and ``internal_states``; ``ServerArgs.add_cli_args`` builds the
+launcher's argparse parser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+
+import httpx
+
+from ..targets import FlagValue
+from . import EngineError, FlagCheck, flags_to_argv
+
+_MARK = "@@ROCM_LLM_FLAGCHECK@@"
+
+# Runs inside the engine's environment (by ``python -c``, so it works through a container
+# prefix too). Parses each profile's argv with the launcher's own parser, with abbreviations
+# off: a renamed flag must not silently match a longer, different one.
+_CHECK_SCRIPT = r"""
+import argparse, json, sys
+payload = json.loads(sys.argv[1])
+try:
+    from sglang.srt.server_args import ServerArgs
+except Exception as exc:
+    print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"import_error": f"{type(exc).__name__}: {exc}"}))
+    sys.exit(0)
+try:
+    from sglang.version import __version__ as version
+except Exception:
+    version = "unknown"
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ValueError(message)
+
+results = {}
+for name, argv in payload.items():
+    parser = Parser(prog="sglang.launch_server", allow_abbrev=False)
+    ServerArgs.add_cli_args(parser)
+    try:
+        _, unknown = parser.parse_known_args(argv)
+    except ValueError as exc:
+        results[name] = {"ok": False, "message": str(exc), "unknown": []}
+        continue
+    flags = [w.split("=", 1)[0] for w in unknown if w.startswith("-")]
+    if unknown:
+        msg = "unrecognized arguments: " + " ".join(unknown)
+        results[name] = {"ok": False, "message": msg, "unknown": flags}
+    else:
+        results[name] = {"ok": True, "message": "", "unknown": []}
+print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"version": version, "results": results}))
+"""
+
+
+class SGLang:
+    name = "sglang"
+    health_path = "/health_generate"
+
+    def launch_argv(self, prefix: Sequence[str], model_path: str, served_name: str,
+                    host: str, port: int, flags: Mapping[str, FlagValue]) -> list[str]:
+        return [*prefix, "-m", "sglang.launch_server", *self.base_args(
+            model_path, served_name, host, port), *flags_to_argv(flags)]
+
+    @staticmethod
+    def base_args(model_path: str, served_name: str, host: str, port: int) -> list[str]:
+        return ["--model-path", model_path, "--served-model-name", served_name,
+                "--host", host, "--port", str(port)]
+
+    def check_flags(self, prefix: Sequence[str], profiles: Mapping[str, list[str]],
+                    env: Mapping[str, str] | None = None,
+                    timeout_s: float = 300.0) -> tuple[str, list[FlagCheck]]:
+        """Parse every profile's argv with the installed sglang's parser. Returns the sglang
+        version and one verdict per profile; raises EngineError if sglang cannot be run."""
+        argv = [*prefix, "-c", _CHECK_SCRIPT, json.dumps(dict(profiles))]
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
+                                 env={**os.environ, **(env or {})}, check=False)
+        except FileNotFoundError:
+            raise EngineError(f"engine interpreter {prefix[0]!r} not found") from None
+        except subprocess.TimeoutExpired:
+            raise EngineError(f"sglang's argument parser did not answer in {timeout_s:.0f} s "
+                              f"(engine: {' '.join(prefix)})") from None
+        line = next((ln for ln in out.stdout.splitlines() if ln.startswith(_MARK)), None)
+        if line is None:
+            tail = "\n".join((out.stderr or out.stdout).splitlines()[-15:])
+            raise EngineError(f"could not run sglang's argument parser with {' '.join(prefix)} "
+                              f"(exit {out.returncode}):\n{tail}")
+        data = json.loads(line[len(_MARK):])
+        if "import_error" in data:
+            raise EngineError(f"sglang is not importable by {' '.join(prefix)}: "
+                              f"{data['import_error']}; point --llm-engine-python or "
+                              "--llm-engine-cmd at the sglang environment")
+        checks = [FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]))
+                  for name, r in data["results"].items()]
+        return data["version"], checks
+
+    def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict:
+        with httpx.Client(timeout=30.0, headers=dict(headers or {})) as client:
+            r = client.get(base_url + "/server_info")
+            if r.status_code == 404:  # builds before the rename
+                r = client.get(base_url + "/get_server_info")
+            r.raise_for_status()
+            return r.json()

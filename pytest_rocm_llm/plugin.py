@@ -1,0 +1,254 @@
+"""pytest-rocm-llm's hooks, options and fixtures (and nothing else).
+
+Loading this module imports no engine, torch or allure; servers are provisioned lazily by the
+first test that asks for one.
+"""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from . import settings as settings_mod
+from .pool import ConfigProblem, LLMServer, ServerPool, SuiteUnavailable
+from .suite_config import Suite, find_suite_file, load_suite
+from .targets import HardwareMismatch, Target, check_hardware
+
+SETTINGS_KEY = pytest.StashKey[settings_mod.Settings]()
+POOL_KEY = pytest.StashKey[ServerPool]()
+SUITE_KEY = pytest.StashKey[Suite]()
+
+
+@pytest.hookimpl
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rocm-llm", "LLM serving conformance (pytest-rocm-llm)")
+    for opt in settings_mod.OPTIONS:
+        dest = opt.flag.lstrip("-").replace("-", "_")
+        env = f" [env {opt.env}]" if opt.env else ""
+        if opt.is_bool:
+            group.addoption(opt.flag, action="store_true", dest=dest, default=None,
+                            help=opt.help + env)
+        else:
+            group.addoption(opt.flag, action="store", dest=dest, default=None,
+                            metavar=dest.upper().removeprefix("LLM_"), help=opt.help + env)
+        if opt.ini is not None:
+            parser.addini(opt.ini, opt.help, type="bool" if opt.is_bool else "string",
+                          default=False if opt.is_bool else "")
+
+
+@pytest.hookimpl
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "llm_profile(name): the server profile the llm_server fixture launches")
+    config.stash[SETTINGS_KEY] = settings_mod.resolve(config)
+
+
+def _progress(config: pytest.Config) -> Callable[[str], None]:
+    def write(message: str) -> None:
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        capman = config.pluginmanager.get_plugin("capturemanager")
+        if tr is None:
+            print(message, flush=True)
+            return
+        if capman is not None:
+            with capman.global_and_fixture_disabled():
+                tr.write_line(message)
+        else:
+            tr.write_line(message)
+
+    return write
+
+
+@pytest.hookimpl
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    cache: dict[Path, Path | None] = {}
+    suites: set[str] = set()
+    for item in items:
+        directory = item.path.parent
+        if directory not in cache:
+            cache[directory] = find_suite_file(directory, config.rootpath)
+        file = cache[directory]
+        if file is None:
+            continue
+        suite = load_suite(file)  # UsageError naming file and key on a bad suite.toml
+        item.stash[SUITE_KEY] = suite
+        suites.add(suite.name)
+        # Keeps a suite's tests on one xdist worker (with --dist loadgroup), so each
+        # (suite, profile) server is launched once.
+        item.add_marker(pytest.mark.xdist_group(f"suite-{suite.name}"))
+    if not suites:
+        return
+    _group_by_profile(items)
+    s = config.stash[SETTINGS_KEY]
+    if s.target is None:
+        raise pytest.UsageError(
+            f"--rocm-target is required to run suites ({', '.join(sorted(suites))}); "
+            f"accepted: {', '.join(settings_mod.TARGETS)} (cpu: the embedded CPU reference)")
+
+
+def _group_by_profile(items: list[pytest.Item]) -> None:
+    """Within each run of a suite's tests, order by server profile (stable), so each profile's
+    server is launched once even where only one fits on the node at a time."""
+    out: list[pytest.Item] = []
+    i = 0
+    while i < len(items):
+        suite = items[i].stash.get(SUITE_KEY, None)
+        j = i + 1
+        while j < len(items) and items[j].stash.get(SUITE_KEY, None) is suite:
+            j += 1
+        block = items[i:j]
+        if suite is not None:
+            rank = {name: n + 1 for n, name in enumerate(suite.profiles)}
+            rank[suite.default_profile] = 0
+
+            def key(item: pytest.Item) -> int:
+                marker = item.get_closest_marker("llm_profile")
+                return rank.get(marker.args[0], 0) if marker and marker.args else 0
+
+            block.sort(key=key)
+        out.extend(block)
+        i = j
+    items[:] = out
+
+
+@pytest.hookimpl
+def pytest_collection_finish(session: pytest.Session) -> None:
+    config = session.config
+    s = config.stash[SETTINGS_KEY]
+    if s.target is None or s.endpoint is not None or config.option.collectonly:
+        return
+    if not any(SUITE_KEY in item.stash for item in session.items):
+        return
+    try:
+        check_hardware(s.target, s.engine_prefix or ())
+    except HardwareMismatch as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop a suite's servers right after its last test (they hold GBs of memory)."""
+    suite = item.stash.get(SUITE_KEY, None)
+    pool = item.config.stash.get(POOL_KEY, None)
+    if suite is None or pool is None:
+        return
+    nxt = nextitem.stash.get(SUITE_KEY, None) if nextitem is not None else None
+    if nxt is None or nxt.name != suite.name:
+        pool.stop_suite(suite.name)
+
+
+@pytest.hookimpl
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Also reached on Ctrl-C and internal errors, where fixture teardown may not run.
+    pool = session.config.stash.get(POOL_KEY, None)
+    if pool is not None:
+        pool.stop_all()
+
+
+@pytest.hookimpl
+def pytest_unconfigure(config: pytest.Config) -> None:
+    pool = config.stash.get(POOL_KEY, None)
+    if pool is not None:
+        pool.stop_all()
+
+
+# -- fixtures -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def llm_settings(pytestconfig: pytest.Config) -> settings_mod.Settings:
+    """The run's resolved settings (command line > ini > environment > default)."""
+    return pytestconfig.stash[SETTINGS_KEY]
+
+
+@pytest.fixture(scope="session")
+def llm_target(llm_settings: settings_mod.Settings) -> Target:
+    if llm_settings.target is None:
+        pytest.skip("no --rocm-target given")
+    return llm_settings.target
+
+
+@pytest.fixture(scope="session")
+def llm_pool(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPool]:
+    """The run's servers, one per (suite, profile)."""
+    log_dir = llm_settings.log_dir or tmp_path_factory.getbasetemp() / "llm-servers"
+    hook = pytestconfig.hook
+    pool = ServerPool(
+        llm_settings, log_dir, _progress(pytestconfig),
+        on_ready=lambda srv: hook.pytest_rocm_llm_server_ready(config=pytestconfig, server=srv),
+        on_stop=lambda srv, code: hook.pytest_rocm_llm_server_stopped(
+            config=pytestconfig, server=srv, exit_code=code),
+    )
+    pytestconfig.stash[POOL_KEY] = pool
+    atexit.register(pool.stop_all)  # last resort if pytest itself is torn down abruptly
+    yield pool
+    pool.stop_all()
+    atexit.unregister(pool.stop_all)
+
+
+@pytest.fixture
+def llm_suite(request: pytest.FixtureRequest) -> Suite:
+    """The suite (suite.toml) the requesting test belongs to."""
+    suite = request.node.stash.get(SUITE_KEY, None)
+    if suite is None:
+        raise pytest.UsageError(
+            f"{request.node.nodeid}: llm fixtures need a suite.toml in the test's directory "
+            "or a parent directory")
+    return suite
+
+
+@pytest.fixture
+def llm_servers(llm_pool: ServerPool, llm_suite: Suite,
+                llm_target: Target) -> Callable[[str | None], LLMServer]:
+    """Factory: ``llm_servers("spec")`` gives the suite's server for that profile."""
+
+    def get(profile: str | None = None) -> LLMServer:
+        from .engines import EngineError
+        from .reference.provision import ProvisionError
+        from .server import ServerError
+
+        name = profile or llm_suite.default_profile
+        try:
+            return llm_pool.get(llm_suite, name)
+        except SuiteUnavailable as exc:
+            skip_reason, failure = str(exc), None
+        except ConfigProblem as exc:
+            skip_reason, failure = None, str(exc)
+        except (ServerError, EngineError, ProvisionError, OSError) as exc:
+            # An infrastructure failure: reported as a setup error with the log tail, never
+            # as a verdict on speed or accuracy.
+            skip_reason, failure = None, f"infrastructure: {exc}"
+        if skip_reason is not None:
+            pytest.skip(skip_reason)
+        pytest.fail(failure, pytrace=False)
+
+    return get
+
+
+@pytest.fixture
+def llm_server(request: pytest.FixtureRequest,
+               llm_servers: Callable[[str | None], LLMServer]) -> LLMServer:
+    """The suite's server for the profile in ``@pytest.mark.llm_profile`` (or the default)."""
+    marker = request.node.get_closest_marker("llm_profile")
+    return llm_servers(marker.args[0] if marker else None)
+
+
+@pytest.fixture
+def llm_client(llm_server: LLMServer) -> Iterator[object]:
+    """A synchronous client for ``llm_server``'s native API."""
+    from .client import LLMClient
+
+    with LLMClient(llm_server) as client:
+        yield client

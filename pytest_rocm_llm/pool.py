@@ -1,0 +1,304 @@
+"""One server per (suite, profile): resolved, validated, started on first use, reused, stopped.
+
+No pytest in here: the plugin wraps it in fixtures and maps its exceptions to outcomes.
+A profile that failed to start (or whose server died) stays failed for the rest of the run:
+later tests get the same error at once instead of a relaunch storm.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .engines import EngineError, flags_to_argv, get_engine
+from .ports import claim_port, release_port
+from .server import LaunchSpec, ServerDied, ServerError, ServerProcess, ServerStartError
+from .settings import Settings
+from .suite_config import ModelSpec, Suite
+from .targets import HardwareMismatch, Target, check_hardware
+
+
+class SuiteUnavailable(Exception):
+    """The suite cannot run in this setting (no model, target not supported): a skip."""
+
+
+class ConfigProblem(Exception):
+    """The suite's configuration is wrong for the installed engine (e.g. an unknown flag)."""
+
+
+@dataclass
+class LLMServer:
+    """What a test gets: where the server is and what it is."""
+
+    suite: str
+    profile: str
+    base_url: str
+    engine: str
+    served_model_name: str
+    model_path: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    engine_version: str
+    process: ServerProcess | None = None  # None when attached to --llm-endpoint
+    log_path: Path | None = None
+
+    def check_alive(self) -> None:
+        if self.process is not None:
+            self.process.check_alive()
+
+
+@dataclass
+class _SuiteState:
+    prefix: tuple[str, ...] | None = None
+    model_path: str | None = None
+    engine_version: str | None = None
+    error: Exception | None = None
+
+
+@dataclass
+class ServerPool:
+    settings: Settings
+    log_dir: Path
+    progress: Callable[[str], None] = print
+    on_ready: Callable[[LLMServer], None] | None = None
+    on_stop: Callable[[LLMServer, int | None], None] | None = None
+    _servers: dict[tuple[str, str], LLMServer] = field(default_factory=dict)
+    _failed: dict[tuple[str, str], Exception] = field(default_factory=dict)
+    _suites: dict[str, _SuiteState] = field(default_factory=dict)
+    _hw_error: Exception | None = None
+    _hw_checked: bool = False
+    _ports: list[int] = field(default_factory=list)
+
+    @property
+    def target(self) -> Target:
+        assert self.settings.target is not None, "--rocm-target is required"
+        return self.settings.target
+
+    # -- resolution -------------------------------------------------------------------------
+
+    def _engine_prefix(self, suite: Suite) -> tuple[str, ...]:
+        if self.settings.engine_prefix is not None:
+            return self.settings.engine_prefix
+        if not self.target.is_gpu:
+            from .reference.provision import ensure_engine
+
+            return (str(ensure_engine(self.settings.cache_dir, self.progress)),)
+        # On a GPU node inside the engine's image, the engine's Python is usually the one
+        # running pytest; flag validation reports clearly if sglang is not importable there.
+        import sys
+
+        return (sys.executable,)
+
+    def _model_path(self, suite: Suite, model: ModelSpec, prefix: tuple[str, ...]) -> str:
+        if self.settings.model_path is not None:
+            return str(self.settings.model_path)
+        if model.path_env and os.environ.get(model.path_env):
+            path = Path(os.environ[model.path_env]).expanduser()
+            if not path.is_dir():
+                raise ConfigProblem(f"${model.path_env}={path} is not a directory "
+                                    f"(suite {suite.name}, model {model.id})")
+            return str(path)
+        if model.path:
+            path = Path(model.path).expanduser()
+            if not path.is_absolute():
+                path = suite.directory / path
+            if path.is_dir():
+                return str(path)
+        if model.reference:
+            from .reference.provision import ensure_model
+
+            if self.settings.engine_prefix is not None and len(prefix) != 1:
+                raise SuiteUnavailable(f"reference model {model.reference} is built with a "
+                                       "local interpreter; pass --llm-model-path")
+            return str(ensure_model(self.settings.cache_dir, model.reference,
+                                    Path(prefix[0]), self.progress))
+        hint = f"set ${model.path_env} or " if model.path_env else ""
+        raise SuiteUnavailable(f"model {model.id} not found: {hint}pass --llm-model-path")
+
+    def server_env(self, suite: Suite, profile: str) -> dict[str, str]:
+        env = dict(suite.profile_for(profile, self.target).env)
+        if not self.target.is_gpu:
+            from .reference.provision import STUBS
+
+            # sgl_kernel has no CPU build on PyPI; the stub lets sglang import on CPU.
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (str(STUBS), env.get("PYTHONPATH", "")) if p)
+        return env
+
+    def _prepare_suite(self, suite: Suite) -> _SuiteState:
+        state = self._suites.get(suite.name)
+        if state is not None:
+            if state.error is not None:
+                raise state.error
+            return state
+        state = _SuiteState()
+        self._suites[suite.name] = state
+        try:
+            if self.target.name not in suite.targets:
+                raise SuiteUnavailable(f"suite {suite.name} does not run on target "
+                                       f"{self.target.name} (targets: {', '.join(suite.targets)})")
+            self._check_hardware()
+            prefix = self._engine_prefix(suite)
+            state.prefix = prefix
+            state.model_path = self._model_path(suite, suite.model_for(self.target), prefix)
+            state.engine_version = self._validate_flags(suite, prefix, state.model_path)
+        except Exception as exc:
+            state.error = exc
+            raise
+        return state
+
+    def _check_hardware(self) -> None:
+        if not self._hw_checked:
+            self._hw_checked = True
+            try:
+                check_hardware(self.target, self.settings.engine_prefix or ())
+            except HardwareMismatch as exc:
+                self._hw_error = exc
+        if self._hw_error is not None:
+            raise self._hw_error
+
+    def launch_argv(self, suite: Suite, profile: str, prefix: tuple[str, ...],
+                    model_path: str, port: int) -> list[str]:
+        engine = get_engine(suite.engine)
+        flags = suite.profile_for(profile, self.target).flags
+        model = suite.model_for(self.target)
+        return engine.launch_argv(prefix, model_path, model.served_name,
+                                  self.settings.host, port, flags)
+
+    def _validate_flags(self, suite: Suite, prefix: tuple[str, ...], model_path: str) -> str:
+        engine = get_engine(suite.engine)
+        model = suite.model_for(self.target)
+        argvs = {
+            name: [*engine.base_args(model_path, model.served_name, self.settings.host, 30000),
+                   *flags_to_argv(suite.profile_for(name, self.target).flags)]
+            for name in suite.profiles
+        }
+        self.progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
+                      f"{suite.engine}'s own argument parser")
+        version, checks = engine.check_flags(prefix, argvs,
+                                             env=self.server_env(suite, suite.default_profile))
+        bad = [c for c in checks if not c.ok]
+        if bad:
+            lines = [f"  profile {c.profile!r}: {c.message}" for c in bad]
+            names = sorted({f for c in bad for f in c.unknown})
+            head = (f"{suite.file}: {suite.engine} {version} rejects flags "
+                    + (f"{', '.join(names)} " if names else "")
+                    + "before launch; fix the profile(s) in suite.toml:")
+            raise ConfigProblem("\n".join([head, *lines]))
+        return version
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def get(self, suite: Suite, profile: str) -> LLMServer:
+        key = (suite.name, profile)
+        if key in self._failed:
+            raise self._failed[key]
+        if profile not in suite.profiles:
+            raise ConfigProblem(f"{suite.file}: no profile {profile!r} "
+                                f"(profiles: {', '.join(suite.profiles)})")
+        server = self._servers.get(key)
+        if server is not None:
+            try:
+                server.check_alive()
+            except ServerDied as exc:
+                self._failed[key] = exc
+                raise
+            self._servers[key] = self._servers.pop(key)  # most recently used last
+            return server
+        if self.settings.endpoint is not None:
+            return self._attach(suite, profile)
+        state = self._prepare_suite(suite)
+        self._make_room(f"{suite.name}/{profile}")
+        try:
+            server = self._launch(suite, profile, state)
+        except (ServerError, EngineError, OSError) as exc:
+            self._failed[key] = exc
+            raise
+        self._servers[key] = server
+        if self.on_ready is not None:
+            self.on_ready(server)
+        return server
+
+    def _attach(self, suite: Suite, profile: str) -> LLMServer:
+        if profile != suite.default_profile:
+            raise SuiteUnavailable(f"attached to --llm-endpoint; profile {profile!r} of suite "
+                                   f"{suite.name} is not launched in attach mode")
+        engine = get_engine(suite.engine)
+        url = self.settings.endpoint or ""
+        info = engine.server_info(url)
+        server = LLMServer(suite.name, profile, url, suite.engine,
+                           str(info.get("served_model_name") or suite.model.served_name),
+                           str(info.get("model_path", "")), (), {},
+                           str(info.get("version", "unknown")))
+        self._servers[(suite.name, profile)] = server
+        if self.on_ready is not None:
+            self.on_ready(server)
+        return server
+
+    def _make_room(self, incoming: str) -> None:
+        launched = [k for k, srv in self._servers.items() if srv.process is not None]
+        while len(launched) >= self.target.max_servers:
+            key = launched.pop(0)  # least recently used
+            self.progress(f"[rocm-llm] {key[0]}/{key[1]}: stopping to make room for {incoming} "
+                          f"(target {self.target.name} runs {self.target.max_servers} "
+                          "server(s) at a time)")
+            self._stop(key)
+
+    def _launch(self, suite: Suite, profile: str, state: _SuiteState) -> LLMServer:
+        assert state.prefix is not None and state.model_path is not None
+        engine = get_engine(suite.engine)
+        port = claim_port(self.settings.host)
+        self._ports.append(port)
+        argv = self.launch_argv(suite, profile, state.prefix, state.model_path, port)
+        env = self.server_env(suite, profile)
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{suite.name}-{profile}")
+        spec = LaunchSpec(
+            name=f"{suite.name}/{profile}", argv=tuple(argv), env=env,
+            host=self.settings.host, port=port, health_path=engine.health_path,
+            log_path=self.log_dir / f"{safe}-{port}.log",
+            start_timeout_s=self.settings.start_timeout_s,
+        )
+        proc = ServerProcess(spec, self.progress)
+        proc.start()
+        try:
+            proc.wait_ready()
+        except BaseException:
+            proc.stop()
+            raise
+        model = suite.model_for(self.target)
+        return LLMServer(suite.name, profile, spec.base_url, suite.engine, model.served_name,
+                         state.model_path, spec.argv, env, state.engine_version or "unknown",
+                         proc, spec.log_path)
+
+    def stop_suite(self, suite_name: str) -> None:
+        for key in [k for k in self._servers if k[0] == suite_name]:
+            self._stop(key)
+
+    def stop_all(self) -> None:
+        for key in list(self._servers):
+            self._stop(key)
+        for port in self._ports:
+            release_port(port)
+        self._ports.clear()
+
+    def _stop(self, key: tuple[str, str]) -> None:
+        server = self._servers.pop(key)
+        if server.process is None:
+            return
+        code = server.process.stop()
+        self.progress(f"[rocm-llm] {server.suite}/{server.profile}: stopped (exit {code})")
+        if self.on_stop is not None:
+            self.on_stop(server, code)
+        failed = key in self._failed
+        if not failed and not self.settings.keep_logs and server.log_path is not None:
+            server.log_path.unlink(missing_ok=True)
+
+    @property
+    def running(self) -> list[LLMServer]:
+        return list(self._servers.values())
+
+
+__all__ = ["ServerPool", "LLMServer", "SuiteUnavailable", "ConfigProblem", "ServerStartError"]

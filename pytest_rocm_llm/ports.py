@@ -1,0 +1,98 @@
+"""Claim free TCP ports so that servers started by parallel workers never collide.
+
+The kernel picks a free port (bind to 0); the claim is then made atomic across processes
+with an O_EXCL lock file holding the owner's pid, since the kernel forgets the port the
+moment the probe socket closes. A claim whose owner is dead is taken over.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import tempfile
+from pathlib import Path
+
+LOCK_DIR = Path(tempfile.gettempdir()) / "pytest-rocm-llm-ports"
+# sglang opens helper ports above its HTTP port (e.g. its NCCL/dist-init port), so claims
+# keep a gap between servers.
+SPACING = 50
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _bindable(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _try_lock(port: int) -> bool:
+    LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    path = LOCK_DIR / f"{port}.lock"
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                owner = int(path.read_text().strip() or "0")
+            except (OSError, ValueError):
+                owner = 0
+            if owner and _pid_alive(owner):
+                return False
+            path.unlink(missing_ok=True)  # stale claim of a dead process
+            continue
+        with os.fdopen(fd, "w") as fh:
+            fh.write(str(os.getpid()))
+        return True
+    return False
+
+
+def _near_claimed(port: int) -> bool:
+    if not LOCK_DIR.is_dir():
+        return False
+    for lock in LOCK_DIR.glob("*.lock"):
+        try:
+            other = int(lock.stem)
+        except ValueError:
+            continue
+        if other != port and abs(other - port) < SPACING:
+            return True
+    return False
+
+
+def claim_port(host: str = "127.0.0.1", attempts: int = 200) -> int:
+    """A port free on ``host`` and claimed for this process until ``release_port``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    for _ in range(attempts):
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host if host != "localhost" else "127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if port + SPACING > 65535 or _near_claimed(port):
+            continue
+        if _try_lock(port):
+            if _bindable(host if host != "localhost" else "127.0.0.1", port):
+                return port
+            release_port(port)
+    raise OSError(errno.EADDRINUSE, f"no free port could be claimed on {host}")
+
+
+def release_port(port: int) -> None:
+    path = LOCK_DIR / f"{port}.lock"
+    try:
+        if int(path.read_text().strip() or "0") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,190 @@
+"""Run settings, resolved once: command line > ini > environment variable > default.
+
+Each validator raises ``pytest.UsageError`` naming the option, the bad value and what is
+accepted, before any server or provisioning work starts.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from .targets import TARGETS, Target
+
+DEFAULT_START_TIMEOUT_S = 1800.0  # a 744B-parameter MoE loads for many minutes on 8 GPUs
+DEFAULT_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its flag, ini name, environment variable and help."""
+
+    flag: str
+    ini: str | None
+    env: str | None
+    help: str
+    default: Any = None
+    is_bool: bool = False
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("--rocm-target", "rocm_target", "PYTEST_ROCM_TARGET",
+           f"hardware target to run suites on: {', '.join(TARGETS)}"),
+    Option("--llm-endpoint", None, None,
+           "attach to a running server at URL instead of launching one"),
+    Option("--llm-engine-python", "llm_engine_python", "PYTEST_ROCM_LLM_ENGINE_PYTHON",
+           "Python interpreter of the engine's own environment (never imported here)"),
+    Option("--llm-engine-cmd", "llm_engine_cmd", "PYTEST_ROCM_LLM_ENGINE_CMD",
+           "command prefix that runs the engine's Python, e.g. 'docker exec node0 python3'"),
+    Option("--llm-model-path", None, "PYTEST_ROCM_LLM_MODEL_PATH",
+           "model directory to serve, overriding the suite's"),
+    Option("--llm-start-timeout", "llm_start_timeout", None,
+           "seconds a server may take to become ready", DEFAULT_START_TIMEOUT_S),
+    Option("--llm-keep-logs", "llm_keep_logs", None,
+           "keep server logs of clean runs too (logs of failed servers are always kept)",
+           False, is_bool=True),
+    Option("--llm-log-dir", "llm_log_dir", None,
+           "directory for server logs (default: under pytest's basetemp)"),
+    Option("--llm-host", "llm_host", None,
+           "address servers bind to", DEFAULT_HOST),
+    Option("--llm-cache-dir", "llm_cache_dir", "PYTEST_ROCM_LLM_CACHE",
+           "where the CPU reference's engine environment and model are built once",
+           "~/.cache/pytest-rocm-llm"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    target: Target | None
+    endpoint: str | None
+    engine_prefix: tuple[str, ...] | None  # None: the target's default engine
+    model_path: Path | None
+    start_timeout_s: float
+    keep_logs: bool
+    log_dir: Path | None
+    host: str
+    cache_dir: Path
+
+
+def _raw(config: pytest.Config, opt: Option) -> Any:
+    dest = opt.flag.lstrip("-").replace("-", "_")
+    value = config.getoption(dest, default=None)
+    if value is not None and value is not False:
+        return value
+    if opt.ini is not None:
+        ini = config.getini(opt.ini)
+        if ini not in (None, "", []):
+            return ini
+    if opt.env is not None and os.environ.get(opt.env):
+        return os.environ[opt.env]
+    return opt.default
+
+
+def _bad(flag: str, value: Any, accepted: str) -> pytest.UsageError:
+    return pytest.UsageError(f"{flag}: invalid value {value!r}; {accepted}")
+
+
+def parse_target(value: Any) -> Target | None:
+    if value in (None, ""):
+        return None
+    key = str(value).strip().lower()
+    if key not in TARGETS:
+        raise _bad("--rocm-target", value, f"accepted: {', '.join(TARGETS)}")
+    return TARGETS[key]
+
+
+def parse_endpoint(value: Any) -> str | None:
+    if value in (None, ""):
+        return None
+    parts = urlsplit(str(value))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise _bad("--llm-endpoint", value, "expected a URL like http://127.0.0.1:30000")
+    try:
+        parts.port
+    except ValueError:
+        raise _bad("--llm-endpoint", value, "the port must be 1-65535") from None
+    if parts.username or parts.password:
+        # Credentials in a URL end up in logs and reports; keys travel in headers only.
+        raise _bad("--llm-endpoint", "<redacted>", "put no credentials in the URL")
+    return str(value).rstrip("/")
+
+
+def parse_timeout(value: Any) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise _bad("--llm-start-timeout", value, "expected seconds, e.g. 900") from None
+    if not (0 < seconds <= 24 * 3600):
+        raise _bad("--llm-start-timeout", value, "expected seconds between 0 and 86400")
+    return seconds
+
+
+def parse_host(value: Any) -> str:
+    text = str(value).strip()
+    if text == "localhost":
+        return text
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        raise _bad("--llm-host", value, "expected an IP address such as 127.0.0.1") from None
+    return text
+
+
+def parse_engine(python: Any, cmd: Any) -> tuple[str, ...] | None:
+    if python and cmd:
+        raise pytest.UsageError(
+            "--llm-engine-python and --llm-engine-cmd both given; pass one: the interpreter "
+            "of the engine environment, or a command prefix that runs it"
+        )
+    if python:
+        path = Path(str(python)).expanduser()
+        found = shutil.which(str(path))
+        if found is None:
+            raise _bad("--llm-engine-python", str(python),
+                       "expected the path of an executable Python in the engine's environment")
+        return (found,)
+    if cmd:
+        try:
+            prefix = tuple(shlex.split(str(cmd)))
+        except ValueError as exc:
+            raise _bad("--llm-engine-cmd", cmd, f"cannot split it as a shell command: {exc}")
+        if not prefix:
+            raise _bad("--llm-engine-cmd", cmd, "expected a command, e.g. 'docker exec c python3'")
+        if shutil.which(prefix[0]) is None:
+            raise _bad("--llm-engine-cmd", cmd, f"{prefix[0]!r} is not an executable on PATH")
+        return prefix
+    return None
+
+
+def parse_model_path(value: Any) -> Path | None:
+    if value in (None, ""):
+        return None
+    path = Path(str(value)).expanduser()
+    if not path.is_dir():
+        raise _bad("--llm-model-path", str(value), "expected an existing model directory")
+    return path.resolve()
+
+
+def resolve(config: pytest.Config) -> Settings:
+    raw = {opt.flag: _raw(config, opt) for opt in OPTIONS}
+    keep = raw["--llm-keep-logs"]
+    log_dir = raw["--llm-log-dir"]
+    return Settings(
+        target=parse_target(raw["--rocm-target"]),
+        endpoint=parse_endpoint(raw["--llm-endpoint"]),
+        engine_prefix=parse_engine(raw["--llm-engine-python"], raw["--llm-engine-cmd"]),
+        model_path=parse_model_path(raw["--llm-model-path"]),
+        start_timeout_s=parse_timeout(raw["--llm-start-timeout"]),
+        keep_logs=keep if isinstance(keep, bool) else str(keep).lower() in ("1", "true", "yes"),
+        log_dir=Path(str(log_dir)).expanduser().resolve() if log_dir else None,
+        host=parse_host(raw["--llm-host"]),
+        cache_dir=Path(str(raw["--llm-cache-dir"])).expanduser(),
+    )

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Resolved at import, before pytester points HOME at a temporary directory: pytester runs
+# must share the machine's reference cache instead of provisioning their own.
+REFERENCE_CACHE = str(
+    Path(os.environ.get("PYTEST_ROCM_LLM_CACHE") or "~/.cache/pytest-rocm-llm").expanduser())
+
+SMOKE_MODEL = """
+[model]
+id = "HuggingFaceTB/SmolLM2-135M-Instruct"
+served_name = "smollm2-135m-instruct"
+reference = "smollm2-135m-instruct"
+"""
+
+
+@pytest.fixture
+def suite_dir(pytester: pytest.Pytester):
+    """Write a suite (suite.toml + test modules) into pytester's directory."""
+
+    def make(toml: str, tests: dict[str, str] | None = None, name: str = "demo") -> Path:
+        d = pytester.path / "suites" / name
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "suite.toml").write_text(toml)
+        for fname, body in (tests or {}).items():
+            (d / fname).write_text(body)
+        return d
+
+    return make
+
+
+@pytest.fixture
+def engine_env() -> dict[str, str]:
+    """Environment for pytester runs that launch the real CPU reference: the shared cache
+    (so the engine environment and model are built once per machine)."""
+    return {"PYTEST_ROCM_LLM_CACHE": REFERENCE_CACHE}
