@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +21,10 @@ from .targets import HardwareMismatch, Target, check_hardware
 SETTINGS_KEY = pytest.StashKey[settings_mod.Settings]()
 POOL_KEY = pytest.StashKey[ServerPool]()
 SUITE_KEY = pytest.StashKey[Suite]()
+
+if TYPE_CHECKING:
+    from .runs import WorkloadRuns
+    from .workloads import WorkloadResult
 
 
 @pytest.hookimpl
@@ -60,13 +65,38 @@ def _progress(config: pytest.Config) -> Callable[[str], None]:
         if tr is None:
             print(message, flush=True)
             return
+        # Flushed at once: progress must show live even when output is piped (CI logs).
         if capman is not None:
             with capman.global_and_fixture_disabled():
                 tr.write_line(message)
+                tr.flush()
         else:
             tr.write_line(message)
+            tr.flush()
 
     return write
+
+
+@pytest.hookimpl
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test asking for ``llm_perf_check`` runs once per check in its suite.toml."""
+    if "llm_perf_check" not in metafunc.fixturenames:
+        return
+    file = find_suite_file(metafunc.definition.path.parent, metafunc.config.rootpath)
+    if file is None:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: llm_perf_check needs a "
+                                "suite.toml in the test's directory or a parent")
+    suite = load_suite(file)
+    target = metafunc.config.stash[SETTINGS_KEY].target
+    checks = suite.checks_for(target) if target else list(suite.checks.values())
+    params = []
+    for check in checks:
+        w = suite.workload_for(check.workload, target) if target else \
+            suite.workloads[check.workload]
+        profile = w.profile or suite.default_profile
+        params.append(pytest.param(check, id=check.name,
+                                    marks=pytest.mark.llm_profile(profile)))
+    metafunc.parametrize("llm_perf_check", params)
 
 
 @pytest.hookimpl
@@ -252,3 +282,42 @@ def llm_client(llm_server: LLMServer) -> Iterator[object]:
 
     with LLMClient(llm_server) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
+             tmp_path_factory: pytest.TempPathFactory) -> WorkloadRuns:
+    """Each declared workload's result, run once per session and shared by its checks."""
+    from .runs import WorkloadRuns
+
+    return WorkloadRuns(llm_target, tmp_path_factory.getbasetemp() / "llm-workloads",
+                        _progress(pytestconfig))
+
+
+@pytest.fixture
+def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Target,
+                 llm_servers: Callable[[str | None], LLMServer],
+                 llm_runs: WorkloadRuns) -> Callable[[str], WorkloadResult]:
+    """Factory: ``llm_workload("decode")`` runs (once) and returns that workload's result."""
+    from .engines import EngineError
+    from .prompts import TokenizerUnavailable
+    from .server import ServerError
+
+    def run(name: str) -> WorkloadResult:
+        if name not in llm_suite.workloads:
+            raise pytest.UsageError(f"{llm_suite.file}: no workload {name!r} "
+                                    f"(workloads: {', '.join(llm_suite.workloads)})")
+        w = llm_suite.workload_for(name, llm_target)
+        server = llm_servers(w.profile)
+        try:
+            result = llm_runs.get(llm_suite.name, w, server)
+        except (ServerError, EngineError, TokenizerUnavailable, OSError) as exc:
+            failure = f"infrastructure: {exc}"
+        else:
+            request.node.user_properties.append(
+                ("llm_metrics", {"workload": name, "profile": server.profile,
+                                 **result.metrics}))
+            return result
+        pytest.fail(failure, pytrace=False)
+
+    return run

@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 
+from .checks import Check, parse_check
 from .targets import TARGETS, FlagValue, Target
 from .tomlschema import Table
+from .workload_config import Workload, parse_workload
 
 SUITE_FILE = "suite.toml"
 ENGINES = ("sglang",)
@@ -59,6 +61,11 @@ class Suite:
     default_profile: str
     target_models: Mapping[str, ModelSpec] = field(default_factory=dict)
     target_profiles: Mapping[str, Mapping[str, Profile]] = field(default_factory=dict)
+    workloads: Mapping[str, Workload] = field(default_factory=dict)
+    checks: Mapping[str, Check] = field(default_factory=dict)
+    # target -> name -> the workload / check as overridden for that target
+    target_workloads: Mapping[str, Mapping[str, Workload]] = field(default_factory=dict)
+    target_checks: Mapping[str, Mapping[str, Check]] = field(default_factory=dict)
 
     @property
     def directory(self) -> Path:
@@ -66,6 +73,13 @@ class Suite:
 
     def model_for(self, target: Target) -> ModelSpec:
         return self.target_models.get(target.name, self.model)
+
+    def workload_for(self, name: str, target: Target) -> Workload:
+        return self.target_workloads.get(target.name, {}).get(name) or self.workloads[name]
+
+    def checks_for(self, target: Target) -> list[Check]:
+        override = self.target_checks.get(target.name, {})
+        return [override.get(n, c) for n, c in self.checks.items()]
 
     def profile_for(self, name: str, target: Target) -> Profile:
         """The profile as it runs on ``target``: target engine flags, then the suite's
@@ -166,8 +180,21 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
     elif default_profile not in profiles:
         s.fail("default_profile", f"{default_profile!r} is not a profile ({', '.join(profiles)})")
 
+    workloads: dict[str, Workload] = {}
+    wt = root.table("workloads")
+    for wname, wtab in wt.subtables():
+        workloads[wname] = parse_workload(wname, wtab)
+        if workloads[wname].profile not in (None, *profiles):
+            wtab.fail("profile", f"{workloads[wname].profile!r} is not a profile "
+                                 f"({', '.join(profiles)})")
+    checks: dict[str, Check] = {}
+    for cname, ctab in root.table("checks").subtables():
+        checks[cname] = parse_check(cname, ctab, workloads)
+
     target_models: dict[str, ModelSpec] = {}
     target_profiles: dict[str, dict[str, Profile]] = {}
+    target_workloads: dict[str, dict[str, Workload]] = {}
+    target_checks: dict[str, dict[str, Check]] = {}
     for tname, tt in root.table("targets").subtables():
         if tname not in TARGETS:
             root.fail(f"targets.{tname}", f"unknown target; targets: {', '.join(TARGETS)}")
@@ -181,6 +208,20 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
             per[pname] = _profile(pname, ptab)
         pt.done()
         target_profiles[tname] = per
+        tw = tt.table("workloads")
+        target_workloads[tname] = {}
+        for wname, wtab in tw.subtables():
+            if wname not in workloads:
+                tw.fail(wname, f"overrides a workload that does not exist "
+                               f"({', '.join(workloads) or 'none'})")
+            target_workloads[tname][wname] = parse_workload(wname, wtab, workloads[wname])
+        tc = tt.table("checks")
+        target_checks[tname] = {}
+        for cname, ctab in tc.subtables():
+            if cname not in checks:
+                tc.fail(cname, f"overrides a check that does not exist "
+                               f"({', '.join(checks) or 'none'})")
+            target_checks[tname][cname] = parse_check(cname, ctab, workloads, checks[cname])
         tt.done()
     root.done()
     return Suite(
@@ -194,6 +235,10 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
         default_profile=default_profile,
         target_models=MappingProxyType(target_models),
         target_profiles=MappingProxyType(target_profiles),
+        workloads=MappingProxyType(workloads),
+        checks=MappingProxyType(checks),
+        target_workloads=MappingProxyType(target_workloads),
+        target_checks=MappingProxyType(target_checks),
     )
 
 

@@ -14,7 +14,8 @@ from typing import Any, NoReturn
 
 import pytest
 
-_MISSING = object()
+REQUIRED: Any = object()  # default meaning 'the key must be present'
+_MISSING = REQUIRED
 
 
 def _type_name(value: Any) -> str:
@@ -101,6 +102,15 @@ class Table:
             if choices and v not in choices:
                 self.fail(name, f"{v!r} is not one of {', '.join(choices)}")
         return tuple(value)
+
+    def number_list(self, name: str, default: Any = _MISSING) -> Any:
+        value = self._get(name, default)
+        if value is default and default is not _MISSING:
+            return value
+        if not isinstance(value, list) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            self.fail(name, f"expected an array of numbers, got {value!r}")
+        return tuple(float(v) for v in value)
 
     def table(self, name: str, required: bool = False) -> Table:
         value = self._get(name, _MISSING if required else {})

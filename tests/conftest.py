@@ -39,3 +39,18 @@ def engine_env() -> dict[str, str]:
     """Environment for pytester runs that launch the real CPU reference: the shared cache
     (so the engine environment and model are built once per machine)."""
     return {"PYTEST_ROCM_LLM_CACHE": REFERENCE_CACHE}
+
+
+@pytest.fixture(scope="session")
+def reference_model_dir() -> Path:
+    """The CPU reference model directory, built once per machine if missing."""
+    from pytest_rocm_llm.reference.provision import ensure_reference
+
+    return ensure_reference(Path(REFERENCE_CACHE), "smollm2-135m-instruct").model_dir
+
+
+@pytest.fixture(scope="session")
+def reference_vocab(reference_model_dir: Path):
+    from pytest_rocm_llm.prompts import load_vocabulary
+
+    return load_vocabulary(str(reference_model_dir))

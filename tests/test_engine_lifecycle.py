@@ -7,6 +7,7 @@ ends by checking that the group has no live process left.
 
 from __future__ import annotations
 
+import os
 import re
 import selectors
 import signal
@@ -71,30 +72,37 @@ def assert_groups_gone(pgids: list[int], timeout: float = 30.0) -> None:
 
 
 def read_until(proc: subprocess.Popen, pattern: str, timeout: float) -> str:
-    """Read the child's output until ``pattern`` appears; returns all output so far."""
+    """Read the child's output (raw fd: no buffer hides lines from select) until
+    ``pattern`` appears; returns all output so far."""
+    fd = proc.stdout.fileno()
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
+    sel.register(fd, selectors.EVENT_READ)
     out = ""
     deadline = time.monotonic() + timeout
     while pattern not in out:
         if time.monotonic() > deadline or proc.poll() is not None:
             raise AssertionError(f"{pattern!r} not seen in time; output so far:\n{out}")
         if sel.select(timeout=1.0):
-            line = proc.stdout.readline()
-            out += line.decode(errors="replace")
+            out += os.read(fd, 65536).decode(errors="replace")
     return out
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120.0) -> str:
     proc.wait(timeout=timeout)
-    return proc.stdout.read().decode(errors="replace")
+    chunks = []
+    while chunk := os.read(proc.stdout.fileno(), 65536):
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
 
 
 def start_pytest(pytester: pytest.Pytester) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", "--rocm-target", "cpu", "-s", "-p", "no:cacheprovider"],
         cwd=pytester.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT)
+        stderr=subprocess.STDOUT,
+        # A shell's background job inherits SIGINT ignored, and Python then installs no
+        # KeyboardInterrupt handler; restore the default so SIGINT acts as Ctrl-C does.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def test_one_server_per_profile_reused_and_reaped(pytester: pytest.Pytester, suite_dir,

@@ -1,0 +1,142 @@
+"""Workloads declared in suite.toml, and the async runners that drive them.
+
+- single_stream: sequential requests at ISL/OSL after warm-up (Artificial Analysis method).
+- fixed_rate: a seeded Poisson arrival schedule at a request rate, ISL/OSL and a target
+  prefix-cache hit ratio.
+- rate_sweep: fixed_rate at increasing rates until the TTFT SLO breaks; the last rate that
+  held is the saturation rate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import httpx
+
+from .metrics import serving_metrics
+from .prompts import Vocabulary, poisson_schedule, shared_prefix_prompts
+from .records import RequestRecord
+from .streaming import build_payload, stream_request
+from .workload_config import Workload
+
+
+@dataclass
+class WorkloadResult:
+    workload: Workload
+    records: list[RequestRecord]
+    metrics: dict[str, float | None]
+    steps: list[dict[str, Any]] = field(default_factory=list)  # rate_sweep: one per rate
+
+
+Progress = Callable[[str], None]
+
+
+def _client(base_url: str, w: Workload, concurrency: int,
+            headers: Mapping[str, str] | None) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=max(concurrency, 1) + 4,
+                          max_keepalive_connections=max(concurrency, 1) + 4)
+    return httpx.AsyncClient(base_url=base_url, limits=limits, headers=dict(headers or {}),
+                             timeout=httpx.Timeout(w.request_timeout_s, connect=10.0))
+
+
+async def _one(client: httpx.AsyncClient, w: Workload, model: str, prompt: list[int],
+               index: int, t0: float) -> RequestRecord:
+    path, body = build_payload(w.api, prompt, w.output_tokens, model)
+    rec = RequestRecord(index=index, send_s=0.0, expected_output_tokens=w.output_tokens,
+                        expected_prompt_tokens=len(prompt))
+    try:
+        return await asyncio.wait_for(stream_request(client, w.api, path, body, rec, t0),
+                                      timeout=w.request_timeout_s)
+    except asyncio.TimeoutError:
+        rec.error = f"request timed out after {w.request_timeout_s:.0f} s"
+        return rec
+
+
+async def run_single_stream(base_url: str, model: str, vocab: Vocabulary, w: Workload,
+                            progress: Progress, headers: Mapping[str, str] | None = None
+                            ) -> WorkloadResult:
+    prompts = shared_prefix_prompts(vocab, w.warmup + w.requests, w.input_tokens, 0.0, w.seed)
+    records: list[RequestRecord] = []
+    async with _client(base_url, w, 1, headers) as client:
+        t0 = time.perf_counter()
+        for i, prompt in enumerate(prompts):
+            rec = await _one(client, w, model, prompt, i, t0)
+            label = "warm-up" if i < w.warmup else f"{i - w.warmup + 1}/{w.requests}"
+            speed = rec.output_speed_tok_s
+            progress(f"[rocm-llm] {w.name}: request {label}: "
+                     + (f"{speed:.1f} tok/s, TTFT {rec.ttft_s:.2f} s" if speed else
+                        f"failed: {rec.error}"))
+            if i >= w.warmup:
+                records.append(rec)
+        duration = time.perf_counter() - t0
+    return WorkloadResult(w, records, serving_metrics(records, duration))
+
+
+async def run_fixed_rate(base_url: str, model: str, vocab: Vocabulary, w: Workload,
+                         progress: Progress, headers: Mapping[str, str] | None = None,
+                         rate: float | None = None) -> WorkloadResult:
+    rate = rate or w.request_rate
+    assert rate is not None
+    prompts = shared_prefix_prompts(vocab, w.warmup + w.requests, w.input_tokens,
+                                    w.cache_hit, w.seed)
+    schedule = poisson_schedule(w.requests, rate, w.seed)
+    async with _client(base_url, w, w.requests, headers) as client:
+        # Warm-up requests go first and serially: they also seed the shared prefix, so the
+        # measured window sees the steady-state cache-hit ratio.
+        for i in range(w.warmup):
+            await _one(client, w, model, prompts[i], -1 - i, time.perf_counter())
+        t0 = time.perf_counter()
+        done = 0
+
+        async def fire(i: int, at: float) -> RequestRecord:
+            nonlocal done
+            delay = at - (time.perf_counter() - t0)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            rec = await _one(client, w, model, prompts[w.warmup + i], i, t0)
+            done += 1
+            if done % max(1, w.requests // 5) == 0 or done == w.requests:
+                progress(f"[rocm-llm] {w.name}: {done}/{w.requests} requests done "
+                         f"at {rate:g} req/s")
+            return rec
+
+        records = await asyncio.gather(*(fire(i, at) for i, at in enumerate(schedule)))
+        duration = time.perf_counter() - t0
+    return WorkloadResult(w, list(records), serving_metrics(records, duration))
+
+
+async def run_rate_sweep(base_url: str, model: str, vocab: Vocabulary, w: Workload,
+                         progress: Progress, headers: Mapping[str, str] | None = None
+                         ) -> WorkloadResult:
+    steps: list[dict[str, Any]] = []
+    saturation: float | None = None
+    last: WorkloadResult | None = None
+    for n, rate in enumerate(w.rates):
+        step_w = replace(w, seed=w.seed + n, warmup=w.warmup if n == 0 else 0)
+        res = await run_fixed_rate(base_url, model, vocab, step_w, progress, headers, rate)
+        m = res.metrics
+        held = (m["success_ratio"] == 1.0 and m["ttft_max_s"] is not None
+                and m["ttft_max_s"] <= (w.ttft_slo_s or 0))
+        steps.append({"rate": rate, "held": held, **m})
+        progress(f"[rocm-llm] {w.name}: {rate:g} req/s: TTFT max {m['ttft_max_s'] or 0:.2f} s, "
+                 f"{m['output_tok_s'] or 0:.1f} tok/s -> {'held' if held else 'SLO broken'}")
+        if not held:
+            break
+        saturation, last = rate, res
+    metrics = dict(last.metrics) if last else {}
+    metrics["saturation_rate"] = saturation
+    return WorkloadResult(w, last.records if last else [], metrics, steps)
+
+
+RUNNERS = {"single_stream": run_single_stream, "fixed_rate": run_fixed_rate,
+           "rate_sweep": run_rate_sweep}
+
+
+def run_workload(base_url: str, model: str, vocab: Vocabulary, w: Workload,
+                 progress: Progress, headers: Mapping[str, str] | None = None
+                 ) -> WorkloadResult:
+    return asyncio.run(RUNNERS[w.kind](base_url, model, vocab, w, progress, headers))
