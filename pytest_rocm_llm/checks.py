@@ -116,6 +116,7 @@ def preconditions(result: WorkloadResult) -> list[str]:
 
 def verify(check: Check, result: WorkloadResult) -> float:
     """Assert the check on the run; returns the measured value."""
+    __tracebackhide__ = True  # the message says it all; show the test's line, not ours
     problems = preconditions(result)
     if problems:
         raise PreconditionNotMet(

@@ -90,16 +90,16 @@ class LLMClient:
         r = self._http.post("/flush_cache")
         r.raise_for_status()
 
-    def server_info(self) -> dict[str, Any]:
-        r = self._http.get("/server_info")
+    def _get(self, path: str, old_path: str) -> dict[str, Any]:
+        """GET ``path``, or ``old_path`` on builds from before sglang renamed it."""
+        r = self._http.get(path)
         if r.status_code == 404:
-            r = self._http.get("/get_server_info")
+            r = self._http.get(old_path)
         r.raise_for_status()
         return r.json()
 
+    def server_info(self) -> dict[str, Any]:
+        return self._get("/server_info", "/get_server_info")
+
     def model_info(self) -> dict[str, Any]:
-        r = self._http.get("/model_info")
-        if r.status_code == 404:
-            r = self._http.get("/get_model_info")
-        r.raise_for_status()
-        return r.json()
+        return self._get("/model_info", "/get_model_info")

@@ -14,7 +14,7 @@ import sys
 import time
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -26,7 +26,7 @@ def _alive(pid: int) -> bool:
 
 def main(owner: int, pgid: int, poll_s: float = 0.5, grace_s: float = 15.0) -> int:
     original_parent = os.getppid()
-    while _alive(owner) and os.getppid() == original_parent:
+    while alive(owner) and os.getppid() == original_parent:
         time.sleep(poll_s)
     # The owner is gone without stopping the server: stop it the way the owner would.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

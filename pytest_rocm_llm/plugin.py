@@ -21,6 +21,7 @@ from .targets import HardwareMismatch, Target, check_hardware
 SETTINGS_KEY = pytest.StashKey[settings_mod.Settings]()
 POOL_KEY = pytest.StashKey[ServerPool]()
 SUITE_KEY = pytest.StashKey[Suite]()
+RUNS_KEY = pytest.StashKey["WorkloadRuns"]()
 
 if TYPE_CHECKING:
     from .runs import WorkloadRuns
@@ -142,7 +143,7 @@ def _group_by_profile(items: list[pytest.Item]) -> None:
             rank = {name: n + 1 for n, name in enumerate(suite.profiles)}
             rank[suite.default_profile] = 0
 
-            def key(item: pytest.Item) -> int:
+            def key(item: pytest.Item, rank: dict[str, int] = rank) -> int:
                 marker = item.get_closest_marker("llm_profile")
                 return rank.get(marker.args[0], 0) if marker and marker.args else 0
 
@@ -184,6 +185,23 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     pool = session.config.stash.get(POOL_KEY, None)
     if pool is not None:
         pool.stop_all()
+
+
+@pytest.hookimpl
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    runs = config.stash.get(RUNS_KEY, None)
+    if runs is None or not runs.results:
+        return
+    from .runs import summarize
+
+    terminalreporter.section("rocm-llm workloads")
+    target = config.stash[SETTINGS_KEY].target
+    terminalreporter.write_line(f"target {target.name if target else '-'}; output speed = "
+                                "(completion_tokens - 1) / (e2e - TTFT)")
+    for (suite, name), result in runs.results.items():
+        terminalreporter.write_line(f"{suite}/{name} [{result.workload.kind}]: "
+                                    f"{summarize(result)}")
 
 
 @pytest.hookimpl
@@ -290,8 +308,10 @@ def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
     """Each declared workload's result, run once per session and shared by its checks."""
     from .runs import WorkloadRuns
 
-    return WorkloadRuns(llm_target, tmp_path_factory.getbasetemp() / "llm-workloads",
+    runs = WorkloadRuns(llm_target, tmp_path_factory.getbasetemp() / "llm-workloads",
                         _progress(pytestconfig))
+    pytestconfig.stash[RUNS_KEY] = runs
+    return runs
 
 
 @pytest.fixture

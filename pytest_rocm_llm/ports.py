@@ -13,20 +13,12 @@ import socket
 import tempfile
 from pathlib import Path
 
+from .guardian import alive
+
 LOCK_DIR = Path(tempfile.gettempdir()) / "pytest-rocm-llm-ports"
 # sglang opens helper ports above its HTTP port (e.g. its NCCL/dist-init port), so claims
 # keep a gap between servers.
 SPACING = 50
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _bindable(host: str, port: int) -> bool:
@@ -50,7 +42,7 @@ def _try_lock(port: int) -> bool:
                 owner = int(path.read_text().strip() or "0")
             except (OSError, ValueError):
                 owner = 0
-            if owner and _pid_alive(owner):
+            if owner and alive(owner):
                 return False
             path.unlink(missing_ok=True)  # stale claim of a dead process
             continue

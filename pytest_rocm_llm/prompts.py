@@ -84,6 +84,8 @@ def poisson_schedule(count: int, rate: float, seed: int) -> list[float]:
     precondition measure luck instead of whether the client kept up."""
     if count <= 0 or rate <= 0:
         raise ValueError("count and rate must be positive")
+    if rate == float("inf"):
+        return [0.0] * count  # a burst: everything at once
     gaps = np.random.default_rng(seed).exponential(1.0 / rate, size=count)
     times = np.cumsum(gaps)
     return (times * (count / rate) / times[-1]).tolist()

@@ -28,6 +28,10 @@ class WorkloadRuns:
     _results: dict[tuple[str, str], WorkloadResult] = field(default_factory=dict)
     _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
 
+    @property
+    def results(self) -> dict[tuple[str, str], WorkloadResult]:
+        return dict(self._results)
+
     def get(self, suite: str, workload: Workload, server: LLMServer) -> WorkloadResult:
         key = (suite, workload.name)
         if key in self._errors:

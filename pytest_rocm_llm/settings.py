@@ -108,7 +108,7 @@ def parse_endpoint(value: Any) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise _bad("--llm-endpoint", value, "expected a URL like http://127.0.0.1:30000")
     try:
-        parts.port
+        _ = parts.port  # raises on an out-of-range port
     except ValueError:
         raise _bad("--llm-endpoint", value, "the port must be 1-65535") from None
     if parts.username or parts.password:
@@ -155,7 +155,8 @@ def parse_engine(python: Any, cmd: Any) -> tuple[str, ...] | None:
         try:
             prefix = tuple(shlex.split(str(cmd)))
         except ValueError as exc:
-            raise _bad("--llm-engine-cmd", cmd, f"cannot split it as a shell command: {exc}")
+            raise _bad("--llm-engine-cmd", cmd,
+                       f"cannot split it as a shell command: {exc}") from None
         if not prefix:
             raise _bad("--llm-engine-cmd", cmd, "expected a command, e.g. 'docker exec c python3'")
         if shutil.which(prefix[0]) is None:

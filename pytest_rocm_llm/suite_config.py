@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -154,6 +154,19 @@ def _model(t: Table, default: ModelSpec | None = None) -> ModelSpec:
     return spec
 
 
+def _overrides(table: Table, what: str, known: Mapping[str, Any],
+               parse: Callable[[str, Table], Any]) -> dict[str, Any]:
+    """A target's partial overrides of named workloads or checks."""
+    out = {}
+    for name, sub in table.subtables():
+        if name not in known:
+            table.fail(name, f"overrides a {what} that does not exist "
+                             f"({', '.join(known) or 'none'})")
+        out[name] = parse(name, sub)
+    table.done()
+    return out
+
+
 def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
     root = Table(data, file)
     s = root.table("suite", required=True)
@@ -208,20 +221,12 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
             per[pname] = _profile(pname, ptab)
         pt.done()
         target_profiles[tname] = per
-        tw = tt.table("workloads")
-        target_workloads[tname] = {}
-        for wname, wtab in tw.subtables():
-            if wname not in workloads:
-                tw.fail(wname, f"overrides a workload that does not exist "
-                               f"({', '.join(workloads) or 'none'})")
-            target_workloads[tname][wname] = parse_workload(wname, wtab, workloads[wname])
-        tc = tt.table("checks")
-        target_checks[tname] = {}
-        for cname, ctab in tc.subtables():
-            if cname not in checks:
-                tc.fail(cname, f"overrides a check that does not exist "
-                               f"({', '.join(checks) or 'none'})")
-            target_checks[tname][cname] = parse_check(cname, ctab, workloads, checks[cname])
+        target_workloads[tname] = _overrides(
+            tt.table("workloads"), "workload", workloads,
+            lambda n, t: parse_workload(n, t, workloads[n]))
+        target_checks[tname] = _overrides(
+            tt.table("checks"), "check", checks,
+            lambda n, t: parse_check(n, t, workloads, checks[n]))
         tt.done()
     root.done()
     return Suite(
@@ -242,7 +247,7 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_suite(file: Path) -> Suite:
     try:
         with open(file, "rb") as fh:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,6 +36,13 @@ class WorkloadResult:
 Progress = Callable[[str], None]
 
 
+def prompt_seed(w: Workload) -> int:
+    """The workload's seed mixed with its name: two workloads of a suite with the same seed
+    and length must not send identical prompts, or the second is served from the cache the
+    first filled."""
+    return zlib.crc32(f"{w.name}:{w.seed}".encode())
+
+
 def _client(base_url: str, w: Workload, concurrency: int,
             headers: Mapping[str, str] | None) -> httpx.AsyncClient:
     limits = httpx.Limits(max_connections=max(concurrency, 1) + 4,
@@ -51,7 +59,7 @@ async def _one(client: httpx.AsyncClient, w: Workload, model: str, prompt: list[
     try:
         return await asyncio.wait_for(stream_request(client, w.api, path, body, rec, t0),
                                       timeout=w.request_timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         rec.error = f"request timed out after {w.request_timeout_s:.0f} s"
         return rec
 
@@ -59,7 +67,8 @@ async def _one(client: httpx.AsyncClient, w: Workload, model: str, prompt: list[
 async def run_single_stream(base_url: str, model: str, vocab: Vocabulary, w: Workload,
                             progress: Progress, headers: Mapping[str, str] | None = None
                             ) -> WorkloadResult:
-    prompts = shared_prefix_prompts(vocab, w.warmup + w.requests, w.input_tokens, 0.0, w.seed)
+    prompts = shared_prefix_prompts(vocab, w.warmup + w.requests, w.input_tokens, 0.0,
+                                    prompt_seed(w))
     records: list[RequestRecord] = []
     async with _client(base_url, w, 1, headers) as client:
         t0 = time.perf_counter()
@@ -82,7 +91,7 @@ async def run_fixed_rate(base_url: str, model: str, vocab: Vocabulary, w: Worklo
     rate = rate or w.request_rate
     assert rate is not None
     prompts = shared_prefix_prompts(vocab, w.warmup + w.requests, w.input_tokens,
-                                    w.cache_hit, w.seed)
+                                    w.cache_hit, prompt_seed(w))
     schedule = poisson_schedule(w.requests, rate, w.seed)
     async with _client(base_url, w, w.requests, headers) as client:
         # Warm-up requests go first and serially: they also seed the shared prefix, so the
@@ -116,7 +125,8 @@ async def run_rate_sweep(base_url: str, model: str, vocab: Vocabulary, w: Worklo
     saturation: float | None = None
     last: WorkloadResult | None = None
     for n, rate in enumerate(w.rates):
-        step_w = replace(w, seed=w.seed + n, warmup=w.warmup if n == 0 else 0)
+        # A new seed per step (fresh prompts and prefix); each step warms its own prefix.
+        step_w = replace(w, seed=w.seed + n)
         res = await run_fixed_rate(base_url, model, vocab, step_w, progress, headers, rate)
         m = res.metrics
         held = (m["success_ratio"] == 1.0 and m["ttft_max_s"] is not None

@@ -4,6 +4,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# The machines are shared and noisy: no per-example deadline; in CI, a fixed example
+# sequence so a red run is reproducible.
+settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parent.parent
 # Resolved at import, before pytester points HOME at a temporary directory: pytester runs
@@ -35,10 +42,13 @@ def suite_dir(pytester: pytest.Pytester):
 
 
 @pytest.fixture
-def engine_env() -> dict[str, str]:
+def engine_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Environment for pytester runs that launch the real CPU reference: the shared cache
     (so the engine environment and model are built once per machine)."""
-    return {"PYTEST_ROCM_LLM_CACHE": REFERENCE_CACHE}
+    env = {"PYTEST_ROCM_LLM_CACHE": REFERENCE_CACHE}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
 
 
 @pytest.fixture(scope="session")

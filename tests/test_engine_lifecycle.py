@@ -95,6 +95,14 @@ def finish(proc: subprocess.Popen, timeout: float = 120.0) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
+def start_sleeping_suite(pytester: pytest.Pytester, suite_dir) -> subprocess.Popen:
+    """pytest in the background on a suite whose one test holds its server for 10 minutes."""
+    suite_dir(TWO_PROFILES, {"test_life.py": "import time\n"
+                                             "def test_a(llm_server): time.sleep(600)\n"},
+              name="life")
+    return start_pytest(pytester)
+
+
 def start_pytest(pytester: pytest.Pytester) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", "--rocm-target", "cpu", "-s", "-p", "no:cacheprovider"],
@@ -109,8 +117,6 @@ def test_one_server_per_profile_reused_and_reaped(pytester: pytest.Pytester, sui
                                                   engine_env, monkeypatch) -> None:
     record = pytester.path / "record.jsonl"
     monkeypatch.setenv("LIFE_RECORD", str(record))
-    for k, v in engine_env.items():
-        monkeypatch.setenv(k, v)
     suite_dir(TWO_PROFILES, {"test_life.py": REUSE_TESTS}, name="life")
     result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", timeout=900)
     out = result.stdout.str()
@@ -130,8 +136,6 @@ def test_one_server_per_profile_reused_and_reaped(pytester: pytest.Pytester, sui
 def test_unknown_flag_fails_before_launch_naming_the_flag(pytester: pytest.Pytester,
                                                           suite_dir, engine_env,
                                                           monkeypatch) -> None:
-    for k, v in engine_env.items():
-        monkeypatch.setenv(k, v)
     # --nsa-prefill-backend is how older builds and some public recipes spell
     # --dsa-prefill-backend; sglang 0.5.23 rejects it.
     bad = TWO_PROFILES.replace('flags = { "random-seed" = 2 }',
@@ -147,8 +151,6 @@ def test_unknown_flag_fails_before_launch_naming_the_flag(pytester: pytest.Pytes
 
 def test_crash_while_loading_shows_the_log_tail(pytester: pytest.Pytester, suite_dir,
                                                engine_env, monkeypatch) -> None:
-    for k, v in engine_env.items():
-        monkeypatch.setenv(k, v)
     broken = pytester.path / "broken-model"
     broken.mkdir()
     # A checkpoint whose architecture no engine knows: the load fails inside sglang.
@@ -172,8 +174,6 @@ def test_crash_while_loading_shows_the_log_tail(pytester: pytest.Pytester, suite
 
 def test_start_timeout_reports_and_reaps(pytester: pytest.Pytester, suite_dir, engine_env,
                                          monkeypatch) -> None:
-    for k, v in engine_env.items():
-        monkeypatch.setenv(k, v)
     suite_dir(TWO_PROFILES, {"test_life.py": "def test_a(llm_server): pass"}, name="life")
     result = pytester.runpytest_subprocess("--rocm-target", "cpu", "--llm-start-timeout", "4",
                                            timeout=600)
@@ -186,12 +186,7 @@ def test_start_timeout_reports_and_reaps(pytester: pytest.Pytester, suite_dir, e
 @pytest.mark.parametrize("when", ["loading", "ready"])
 def test_ctrl_c_leaves_no_server_behind(pytester: pytest.Pytester, suite_dir, engine_env,
                                         monkeypatch, when: str) -> None:
-    for k, v in engine_env.items():
-        monkeypatch.setenv(k, v)
-    suite_dir(TWO_PROFILES, {"test_life.py": "import time\n"
-                                             "def test_a(llm_server): time.sleep(600)\n"},
-              name="life")
-    proc = start_pytest(pytester)
+    proc = start_sleeping_suite(pytester, suite_dir)
     try:
         out = read_until(proc, "loading server" if when == "loading" else "ready in", 600)
         servers = launched(out)
@@ -210,12 +205,7 @@ def test_killed_pytest_leaves_no_server_behind(pytester: pytest.Pytester, suite_
                                                engine_env, monkeypatch) -> None:
     """SIGKILL gives pytest no chance to clean up (as when an xdist worker crashes): the
     guardian process in the server's group must reap it."""
-    for k, v in engine_env.items():
-        monkeypatch.setenv(k, v)
-    suite_dir(TWO_PROFILES, {"test_life.py": "import time\n"
-                                             "def test_a(llm_server): time.sleep(600)\n"},
-              name="life")
-    proc = start_pytest(pytester)
+    proc = start_sleeping_suite(pytester, suite_dir)
     try:
         out = read_until(proc, "ready in", 600)
         servers = launched(out)

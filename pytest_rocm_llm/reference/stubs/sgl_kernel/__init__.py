@@ -28,7 +28,7 @@ class _Missing:
     def __init__(self, qualname: str) -> None:
         self._qualname = qualname
 
-    def __getattr__(self, name: str) -> "_Missing":
+    def __getattr__(self, name: str) -> _Missing:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return _Missing(f"{self._qualname}.{name}")
