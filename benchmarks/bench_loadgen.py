@@ -99,12 +99,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def stream_capacity(model: str, streams: int, isl: int, osl: int) -> tuple[float, float]:
-    """(tokens/s wall, tokens per client CPU second) with the client pinned to core 0."""
+def stream_capacity(model: str, engine_python: str, streams: int, isl: int,
+                    osl: int) -> dict[str, tuple[float, float]]:
+    """Each client against the local stream source, pinned to core 0 (source on core 1):
+    tool -> (tokens/s wall, client CPU s per 1000 streamed tokens)."""
     port = free_port()
     source = subprocess.Popen([sys.executable, str(ROOT / "benchmarks/stream_source.py"),
                                str(port), str(osl)],
                               preexec_fn=lambda: os.sched_setaffinity(0, {1 % os.cpu_count()}))
+    tokens = streams * osl
+    out: dict[str, tuple[float, float]] = {}
     try:
         time.sleep(1.0)
         wall, cpu, _ = timed([sys.executable, "-m", "pytest_rocm_llm.loadgen", "--base-url",
@@ -112,11 +116,23 @@ def stream_capacity(model: str, streams: int, isl: int, osl: int) -> tuple[float
                               "fixed_rate", "--input-tokens", str(isl), "--output-tokens",
                               str(osl), "--requests", str(streams), "--request-rate", "inf",
                               "--quiet"], cpu=0)
+        out["ours"] = (tokens / wall, cpu / tokens * 1000)
+        with tempfile.TemporaryDirectory() as d:
+            wall, cpu, _ = timed([engine_python, "-m", "sglang.bench_serving", "--backend",
+                                  "sglang", "--host", "127.0.0.1", "--port", str(port),
+                                  "--dataset-name", "random-ids", "--random-input-len", str(isl),
+                                  "--random-output-len", str(osl), "--random-range-ratio", "1",
+                                  "--num-prompts", str(streams), "--request-rate", "inf",
+                                  "--model", model, "--tokenizer", model, "--disable-tqdm",
+                                  "--output-file", str(Path(d) / "b.jsonl")],
+                                 env={"HF_HUB_OFFLINE": "1", "SGLANG_USE_CPU_ENGINE": "1",
+                                      "PYTHONPATH": str(ROOT / "pytest_rocm_llm/reference/stubs")},
+                                 cpu=0)
+        out["bench_serving"] = (tokens / wall, cpu / tokens * 1000)
     finally:
         source.kill()
         source.wait()
-    tokens = streams * osl
-    return tokens / wall, tokens / cpu
+    return out
 
 
 def main() -> None:
@@ -127,6 +143,8 @@ def main() -> None:
     p.add_argument("--osl", type=int, default=32)
     p.add_argument("--rate", type=float, default=0.5)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--only-capacity", action="store_true",
+                   help="skip the real-server comparison; only the stream-source part")
     a = p.parse_args()
 
     cache = Path(os.environ.get("PYTEST_ROCM_LLM_CACHE", "~/.cache/pytest-rocm-llm")).expanduser()
@@ -135,6 +153,12 @@ def main() -> None:
     suite = load_suite(ROOT / "suites/smoke/suite.toml")
     settings = Settings(TARGETS["cpu"], None, (str(ref.python),), None, 900.0, False, None,
                         "127.0.0.1", cache)
+    if not a.only_capacity:
+        compare_on_server(a, ref, model, suite, settings)
+    capacity(model, str(ref.python))
+
+
+def compare_on_server(a: argparse.Namespace, ref, model: str, suite, settings) -> None:
     results: dict[tuple[str, str], list[dict]] = {}
     with tempfile.TemporaryDirectory() as logs:
         pool = ServerPool(settings, Path(logs))
@@ -180,11 +204,19 @@ def main() -> None:
               f"{per_k('ours', our_start):8.3f} | {per_k('theirs', their_start):10.3f}")
     print(f"start-up CPU s: ours {our_start:.2f}, bench_serving {their_start:.2f}")
 
-    wall_rate, cpu_rate = stream_capacity(model, streams=16, isl=20000, osl=1000)
-    print(f"\nclient stream capacity on one core (local stream source, 16 streams, 20k-token "
-          f"prompts, 1k-token outputs): {wall_rate:,.0f} tok/s wall, {cpu_rate:,.0f} tok per "
-          f"client CPU second (a 2626 tok/s node needs {2626 / cpu_rate:.0%} of a core)")
 
+
+def capacity(model: str, engine_python: str) -> None:
+    streams, isl, osl = 16, 20000, 1000
+    cap = stream_capacity(model, engine_python, streams, isl, osl)
+    print(f"\nagainst a local stream source, client pinned to one core, {streams} streams, "
+          f"{isl}-token prompts, {osl}-token outputs ({streams * osl} tokens), whole process:")
+    for tool, (rate, per_k) in cap.items():
+        print(f"  {tool:13}: {rate:8,.0f} tok/s wall, {per_k:.3f} CPU s per 1k tokens"
+              + (f" (a 2626 tok/s node needs {2626 * per_k / 1000:.0%} of a core)"
+                 if tool == "ours" else ""))
+    print(f"  CPU per token, ours / bench_serving: "
+          f"{cap['ours'][1] / cap['bench_serving'][1]:.3f}")
 
 if __name__ == "__main__":
     main()

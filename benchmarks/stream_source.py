@@ -20,7 +20,14 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, osl
             for line in head.split(b"\r\n"):
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":", 1)[1])
-            body = json.loads(await reader.readexactly(length))
+            raw = await reader.readexactly(length)
+            if not head.startswith(b"POST /generate "):
+                # Clients probe other endpoints (model info, flush): answer with an empty object.
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                             b"content-length: 2\r\n\r\n{}")
+                await writer.drain()
+                continue
+            body = json.loads(raw)
             prompt = len(body.get("input_ids") or [])
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                          b"transfer-encoding: chunked\r\n\r\n")

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
+
 from .engines import EngineError, flags_to_argv, get_engine
 from .ports import claim_port, release_port
 from .server import LaunchSpec, ServerDied, ServerError, ServerProcess, ServerStartError
@@ -228,11 +230,17 @@ class ServerPool:
                                    f"{suite.name} is not launched in attach mode")
         engine = get_engine(suite.engine)
         url = self.settings.endpoint or ""
-        info = engine.server_info(url)
+        try:
+            info = engine.server_info(url)
+        except httpx.HTTPError as exc:
+            raise ServerDied(f"cannot query --llm-endpoint {url}: {exc}") from None
+        # The server's own model path may not exist here; --llm-model-path says where the
+        # test process can read the tokenizer.
+        model_path = (str(self.settings.model_path) if self.settings.model_path
+                      else str(info.get("model_path", "")))
         server = LLMServer(suite.name, profile, url, suite.engine,
                            str(info.get("served_model_name") or suite.model.served_name),
-                           str(info.get("model_path", "")), (), {},
-                           str(info.get("version", "unknown")))
+                           model_path, (), {}, str(info.get("version", "unknown")))
         self._servers[(suite.name, profile)] = server
         if self.on_ready is not None:
             self.on_ready(server)

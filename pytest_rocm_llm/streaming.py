@@ -31,12 +31,13 @@ def build_payload(api: str, prompt_ids: list[int], output_tokens: int, model: st
     if api == "generate":
         return "/generate", {
             "input_ids": prompt_ids,
-            "sampling_params": {"max_new_tokens": output_tokens, "min_new_tokens": output_tokens,
-                                "temperature": 0.0, "ignore_eos": True},
+            # ignore_eos alone forces the length (the precondition checks it); min_new_tokens
+            # would also switch on sglang's min-tokens penalizer, which costs time per step.
+            "sampling_params": {"max_new_tokens": output_tokens, "temperature": 0.0,
+                                "ignore_eos": True},
             "stream": True, **extra,
         }
-    common = {"model": model, "max_tokens": output_tokens, "min_tokens": output_tokens,
-              "temperature": 0.0, "ignore_eos": True, "stream": True,
+    common = {"model": model, "max_tokens": output_tokens, "temperature": 0.0, "ignore_eos": True, "stream": True,
               "stream_options": {"include_usage": True}, **extra}
     if api == "completions":
         return "/v1/completions", {"prompt": prompt_ids, **common}

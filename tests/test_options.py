@@ -118,3 +118,19 @@ def test_loading_the_plugin_imports_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, f"plugin import pulled in {out.stdout.strip()}"
+
+
+def test_unreachable_endpoint_is_an_infrastructure_error(pytester: pytest.Pytester,
+                                                         suite_dir) -> None:
+    from pytest_rocm_llm.ports import claim_port, release_port
+
+    port = claim_port()  # claimed and never listened on: nothing answers there
+    try:
+        suite_dir(MINIMAL, {"test_a.py": "def test_a(llm_server): pass"})
+        result = pytester.runpytest("--rocm-target", "cpu", "--llm-endpoint",
+                                    f"http://127.0.0.1:{port}")
+    finally:
+        release_port(port)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*infrastructure: cannot query --llm-endpoint "
+                                 f"http://127.0.0.1:{port}*"])

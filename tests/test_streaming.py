@@ -86,7 +86,7 @@ def test_payload_forces_the_output_length() -> None:
     path, body = build_payload("generate", [1, 2], 7, "m")
     sp = body["sampling_params"]
     assert path == "/generate" and body["input_ids"] == [1, 2] and body["stream"] is True
-    assert sp["max_new_tokens"] == sp["min_new_tokens"] == 7 and sp["ignore_eos"] is True
+    assert sp["max_new_tokens"] == 7 and sp["ignore_eos"] is True
     path, body = build_payload("completions", [1, 2], 7, "m")
     assert path == "/v1/completions" and body["prompt"] == [1, 2]
     assert body["max_tokens"] == 7 and body["stream_options"] == {"include_usage": True}
