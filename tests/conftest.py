@@ -3,8 +3,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import httpcore  # noqa: F401
+import httpx  # noqa: F401
 import pytest
 from hypothesis import settings
+
+# In-process pytester runs drop from sys.modules whatever they imported first; httpx then
+# keeps exception maps that point at a dropped httpcore, and connection errors escape
+# unmapped. Importing the HTTP stack and the plugin's modules here keeps them loaded once.
+import pytest_rocm_llm.client  # noqa: E402,F401
+import pytest_rocm_llm.runs  # noqa: E402,F401
+import pytest_rocm_llm.server  # noqa: E402,F401
 
 # The machines are shared and noisy: no per-example deadline; in CI, a fixed example
 # sequence so a red run is reproducible.
