@@ -56,7 +56,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "llm_profile(name): the server profile the llm_server fixture launches")
-    config.stash[SETTINGS_KEY] = settings_mod.resolve(config)
+    settings = settings_mod.resolve(config)
+    config.stash[SETTINGS_KEY] = settings
+    if settings.signatures_file is not None:
+        from .signatures import load
+
+        load(settings.signatures_file)  # a broken file is a UsageError now, not mid-run
+
+
+def _diagnosis(config: pytest.Config, logs: list[Path | None]) -> str:
+    """Known failure signatures found in the given server logs, one paragraph each."""
+    from .signatures import load, scan_log
+
+    sigs = load(config.stash[SETTINGS_KEY].signatures_file)
+    hits = [hit for log in logs for hit in scan_log(log, sigs)]
+    return "\n".join(hit.describe() for hit in hits)
 
 
 def _progress(config: pytest.Config) -> Callable[[str], None]:
@@ -167,6 +181,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    """A failed check in a suite gets the known failure signatures of its servers' logs
+    (e.g. an untuned MoE fallback next to a throughput shortfall)."""
+    report = yield
+    pool = item.config.stash.get(POOL_KEY, None)
+    suite = item.stash.get(SUITE_KEY, None)
+    if report.failed and report.when == "call" and pool is not None and suite is not None:
+        logs = [s.log_path for s in pool.running if s.suite == suite.name]
+        found = _diagnosis(item.config, logs)
+        if found:
+            report.sections.append(("rocm-llm: known failure signatures in the server log",
+                                    found))
+    return report
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """Stop a suite's servers right after its last test (they hold GBs of memory)."""
@@ -258,8 +289,8 @@ def llm_suite(request: pytest.FixtureRequest) -> Suite:
 
 
 @pytest.fixture
-def llm_servers(llm_pool: ServerPool, llm_suite: Suite,
-                llm_target: Target) -> Callable[[str | None], LLMServer]:
+def llm_servers(llm_pool: ServerPool, llm_suite: Suite, llm_target: Target,
+                pytestconfig: pytest.Config) -> Callable[[str | None], LLMServer]:
     """Factory: ``llm_servers("spec")`` gives the suite's server for that profile."""
 
     def get(profile: str | None = None) -> LLMServer:
@@ -276,8 +307,10 @@ def llm_servers(llm_pool: ServerPool, llm_suite: Suite,
             skip_reason, failure = None, str(exc)
         except (ServerError, EngineError, ProvisionError, OSError) as exc:
             # An infrastructure failure: reported as a setup error with the log tail, never
-            # as a verdict on speed or accuracy.
-            skip_reason, failure = None, f"infrastructure: {exc}"
+            # as a verdict on speed or accuracy; a known signature in the log comes first.
+            found = _diagnosis(pytestconfig, [getattr(exc, "log_path", None)])
+            lead = f"known failure signature:\n{found}\n" if found else ""
+            skip_reason, failure = None, f"infrastructure: {lead}{exc}"
         if skip_reason is not None:
             pytest.skip(skip_reason)
         pytest.fail(failure, pytrace=False)

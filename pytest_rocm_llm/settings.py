@@ -55,6 +55,8 @@ OPTIONS: tuple[Option, ...] = (
            "directory for server logs (default: under pytest's basetemp)"),
     Option("--llm-host", "llm_host", None,
            "address servers bind to", DEFAULT_HOST),
+    Option("--llm-signatures", "llm_signatures", None,
+           "extra known-failure signatures (TOML, same format as the built-in file)"),
     Option("--llm-cache-dir", "llm_cache_dir", "PYTEST_ROCM_LLM_CACHE",
            "where the CPU reference's engine environment and model are built once",
            "~/.cache/pytest-rocm-llm"),
@@ -72,6 +74,7 @@ class Settings:
     log_dir: Path | None
     host: str
     cache_dir: Path
+    signatures_file: Path | None = None
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
@@ -174,6 +177,15 @@ def parse_model_path(value: Any) -> Path | None:
     return path.resolve()
 
 
+def parse_signatures(value: Any) -> Path | None:
+    if value in (None, ""):
+        return None
+    path = Path(str(value)).expanduser()
+    if not path.is_file():
+        raise _bad("--llm-signatures", str(value), "expected an existing TOML file")
+    return path.resolve()
+
+
 def resolve(config: pytest.Config) -> Settings:
     raw = {opt.flag: _raw(config, opt) for opt in OPTIONS}
     keep = raw["--llm-keep-logs"]
@@ -188,4 +200,5 @@ def resolve(config: pytest.Config) -> Settings:
         log_dir=Path(str(log_dir)).expanduser().resolve() if log_dir else None,
         host=parse_host(raw["--llm-host"]),
         cache_dir=Path(str(raw["--llm-cache-dir"])).expanduser(),
+        signatures_file=parse_signatures(raw["--llm-signatures"]),
     )

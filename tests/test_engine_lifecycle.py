@@ -158,12 +158,19 @@ def test_crash_while_loading_shows_the_log_tail(pytester: pytest.Pytester, suite
         '{"architectures": ["NoSuchModelForCausalLM"], "model_type": "nosuchmodel"}')
     suite_dir(TWO_PROFILES, {"test_life.py": "def test_a(llm_server): pass\n"
                                              "def test_b(llm_server): pass\n"}, name="life")
+    # A user-supplied signature for this failure: the error must lead with it.
+    sigs = pytester.path / "sigs.toml"
+    sigs.write_text('[[signature]]\nid = "unknown-arch"\ntitle = "checkpoint architecture '
+                    'unknown to the engine"\npattern = "nosuchmodel"\nadvice = "upgrade"\n')
     result = pytester.runpytest_subprocess("--rocm-target", "cpu", "--llm-model-path",
-                                           str(broken), timeout=600)
+                                           str(broken), "--llm-signatures", str(sigs),
+                                           timeout=600)
     out = result.stdout.str()
     result.assert_outcomes(errors=2)
-    assert "infrastructure: life/a: server exited with code" in out
+    assert "life/a: server exited with code" in out
     assert "--- last 50 log lines ---" in out
+    assert "infrastructure: known failure signature:" in out
+    assert "checkpoint architecture unknown to the engine (unknown-arch), log line" in out
     assert "NoSuchModel" in out or "nosuchmodel" in out
     # the second test gets the same failure at once: one launch only
     assert len(launched(out)) == 1

@@ -98,7 +98,12 @@ def test_performance(llm_perf_check, llm_workload):
 def test_workloads_checks_and_preconditions(pytester: pytest.Pytester, suite_dir, engine_env,
                                             monkeypatch) -> None:
     suite_dir(SUITE, {"test_perf.py": TESTS}, name="perf")
-    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-v", timeout=1500)
+    # A signature that every CPU server log shows, so a failing check must carry the section.
+    sigs = pytester.path / "sigs.toml"
+    sigs.write_text('[[signature]]\nid = "batch-lines"\ntitle = "scheduler batch lines"\n'
+                    'pattern = "Decode batch"\nseverity = "warning"\nadvice = "none"\n')
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-v",
+                                           "--llm-signatures", str(sigs), timeout=1500)
     out = result.stdout.str()
     outcomes = {
         name: "PASSED" if f"test_performance[{name}] PASSED" in out else "other"
@@ -109,6 +114,9 @@ def test_workloads_checks_and_preconditions(pytester: pytest.Pytester, suite_dir
     # the impossible floor fails as a floor, with the shortfall
     assert "FloorMissed: impossible_speed: output_speed_tok_s = " in out
     assert "floor >= 1e+06 tok/s (an impossible floor): short by 100.0%" in out
+    # ... and carries the known signatures of its server's log
+    assert "rocm-llm: known failure signatures in the server log" in out
+    assert "[warning] scheduler batch lines (batch-lines), log line" in out
     # with the radix cache off the cache-hit target is unreachable: a named precondition
     assert "PreconditionNotMet: nocache_tput: precondition not met for workload rate_nocache" in out
     assert "achieved prefix-cache hit ratio 0.0% is not within 5 points of the target 50%" in out
