@@ -1,8 +1,9 @@
 """Claim free TCP ports so that servers started by parallel workers never collide.
 
 The kernel picks a free port (bind to 0); the claim is then made atomic across processes
-with an O_EXCL lock file holding the owner's pid, since the kernel forgets the port the
-moment the probe socket closes. A claim whose owner is dead is taken over.
+with an exclusively created lock file holding the owner's pid, since the kernel forgets the
+port the moment the probe socket closes. A claim whose owner is dead is stale: it is taken
+over, and it does not keep neighbouring ports from being claimed.
 """
 
 from __future__ import annotations
@@ -34,25 +35,36 @@ def _bindable(host: str, port: int) -> bool:
 def _try_lock(port: int) -> bool:
     LOCK_DIR.mkdir(parents=True, exist_ok=True)
     path = LOCK_DIR / f"{port}.lock"
-    for _ in range(2):
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
+    # The claim appears with its owner's pid already in it (hard link of a written file), so
+    # no other process can ever read an empty claim and take it for a stale one.
+    tmp = LOCK_DIR / f".{port}.{os.getpid()}.tmp"
+    tmp.write_text(str(os.getpid()))
+    try:
+        for _ in range(2):
             try:
-                owner = int(path.read_text().strip() or "0")
-            except (OSError, ValueError):
-                owner = 0
-            if owner and alive(owner):
-                return False
-            path.unlink(missing_ok=True)  # stale claim of a dead process
-            continue
-        with os.fdopen(fd, "w") as fh:
-            fh.write(str(os.getpid()))
-        return True
-    return False
+                os.link(tmp, path)
+            except FileExistsError:
+                owner = _owner(path)
+                if owner and alive(owner):
+                    return False
+                path.unlink(missing_ok=True)  # stale claim of a dead process
+                continue
+            return True
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _owner(lock: Path) -> int:
+    try:
+        return int(lock.read_text().strip() or "0")
+    except (OSError, ValueError):
+        return 0
 
 
 def _near_claimed(port: int) -> bool:
+    """Another live claim within SPACING of ``port`` (claims of dead processes are stale,
+    e.g. left by a SIGKILLed run, and do not count)."""
     if not LOCK_DIR.is_dir():
         return False
     for lock in LOCK_DIR.glob("*.lock"):
@@ -60,7 +72,7 @@ def _near_claimed(port: int) -> bool:
             other = int(lock.stem)
         except ValueError:
             continue
-        if other != port and abs(other - port) < SPACING:
+        if other != port and abs(other - port) < SPACING and alive(_owner(lock)):
             return True
     return False
 
@@ -83,8 +95,5 @@ def claim_port(host: str = "127.0.0.1", attempts: int = 200) -> int:
 
 def release_port(port: int) -> None:
     path = LOCK_DIR / f"{port}.lock"
-    try:
-        if int(path.read_text().strip() or "0") == os.getpid():
-            path.unlink()
-    except (OSError, ValueError):
-        pass
+    if _owner(path) == os.getpid():
+        path.unlink(missing_ok=True)

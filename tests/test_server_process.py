@@ -189,3 +189,20 @@ def test_claim_of_a_dead_process_is_taken_over() -> None:
 
     assert _try_lock(port)
     release_port(port)
+
+
+def test_stale_claims_nearby_do_not_block_a_port() -> None:
+    from pytest_rocm_llm.ports import _near_claimed
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    port = claim_port()
+    release_port(port)
+    neighbour = LOCK_DIR / f"{port + 1}.lock"
+    neighbour.write_text(str(dead.pid))
+    try:
+        assert not _near_claimed(port)
+        neighbour.write_text(str(os.getpid()))  # a live claim next door does block it
+        assert _near_claimed(port)
+    finally:
+        neighbour.unlink(missing_ok=True)
