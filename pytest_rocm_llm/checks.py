@@ -9,7 +9,6 @@ precondition fails as ``PreconditionNotMet`` naming what broke, never as a speed
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from .tomlschema import REQUIRED, Table

@@ -73,6 +73,23 @@ def _diagnosis(config: pytest.Config, logs: list[Path | None]) -> str:
     return "\n".join(hit.describe() for hit in hits)
 
 
+def _infrastructure_errors() -> tuple[type[Exception], ...]:
+    from .engines import EngineError
+    from .prompts import TokenizerUnavailable
+    from .reference.provision import ProvisionError
+    from .server import ServerError
+
+    return (ServerError, EngineError, ProvisionError, TokenizerUnavailable, OSError)
+
+
+def _infrastructure_failure(config: pytest.Config, exc: Exception) -> str:
+    """The message of a setup/serving failure: never a verdict on speed or accuracy, with
+    the log tail, and any known signature in the server's log first."""
+    found = _diagnosis(config, [getattr(exc, "log_path", None)])
+    lead = f"known failure signature:\n{found}\n" if found else ""
+    return f"infrastructure: {lead}{exc}"
+
+
 def _progress(config: pytest.Config) -> Callable[[str], None]:
     def write(message: str) -> None:
         tr = config.pluginmanager.get_plugin("terminalreporter")
@@ -103,11 +120,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                                 "suite.toml in the test's directory or a parent")
     suite = load_suite(file)
     target = metafunc.config.stash[SETTINGS_KEY].target
-    checks = suite.checks_for(target) if target else list(suite.checks.values())
     params = []
-    for check in checks:
-        w = suite.workload_for(check.workload, target) if target else \
-            suite.workloads[check.workload]
+    for check in suite.checks_for(target):
+        w = suite.workload_for(check.workload, target)
         profile = w.profile or suite.default_profile
         params.append(pytest.param(check, id=check.name,
                                     marks=pytest.mark.llm_profile(profile)))
@@ -294,10 +309,6 @@ def llm_servers(llm_pool: ServerPool, llm_suite: Suite, llm_target: Target,
     """Factory: ``llm_servers("spec")`` gives the suite's server for that profile."""
 
     def get(profile: str | None = None) -> LLMServer:
-        from .engines import EngineError
-        from .reference.provision import ProvisionError
-        from .server import ServerError
-
         name = profile or llm_suite.default_profile
         try:
             return llm_pool.get(llm_suite, name)
@@ -305,12 +316,8 @@ def llm_servers(llm_pool: ServerPool, llm_suite: Suite, llm_target: Target,
             skip_reason, failure = str(exc), None
         except ConfigProblem as exc:
             skip_reason, failure = None, str(exc)
-        except (ServerError, EngineError, ProvisionError, OSError) as exc:
-            # An infrastructure failure: reported as a setup error with the log tail, never
-            # as a verdict on speed or accuracy; a known signature in the log comes first.
-            found = _diagnosis(pytestconfig, [getattr(exc, "log_path", None)])
-            lead = f"known failure signature:\n{found}\n" if found else ""
-            skip_reason, failure = None, f"infrastructure: {lead}{exc}"
+        except _infrastructure_errors() as exc:
+            skip_reason, failure = None, _infrastructure_failure(pytestconfig, exc)
         if skip_reason is not None:
             pytest.skip(skip_reason)
         pytest.fail(failure, pytrace=False)
@@ -352,9 +359,6 @@ def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: T
                  llm_servers: Callable[[str | None], LLMServer],
                  llm_runs: WorkloadRuns) -> Callable[[str], WorkloadResult]:
     """Factory: ``llm_workload("decode")`` runs (once) and returns that workload's result."""
-    from .engines import EngineError
-    from .prompts import TokenizerUnavailable
-    from .server import ServerError
 
     def run(name: str) -> WorkloadResult:
         if name not in llm_suite.workloads:
@@ -364,8 +368,8 @@ def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: T
         server = llm_servers(w.profile)
         try:
             result = llm_runs.get(llm_suite.name, w, server)
-        except (ServerError, EngineError, TokenizerUnavailable, OSError) as exc:
-            failure = f"infrastructure: {exc}"
+        except _infrastructure_errors() as exc:
+            failure = _infrastructure_failure(request.config, exc)
         else:
             request.node.user_properties.append(
                 ("llm_metrics", {"workload": name, "profile": server.profile,

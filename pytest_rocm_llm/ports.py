@@ -44,8 +44,7 @@ def _try_lock(port: int) -> bool:
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                owner = _owner(path)
-                if owner and alive(owner):
+                if _live(path):
                     return False
                 path.unlink(missing_ok=True)  # stale claim of a dead process
                 continue
@@ -62,6 +61,12 @@ def _owner(lock: Path) -> int:
         return 0
 
 
+def _live(lock: Path) -> bool:
+    """A claim whose owner process still runs (an unreadable claim counts as stale)."""
+    owner = _owner(lock)
+    return owner > 0 and alive(owner)
+
+
 def _near_claimed(port: int) -> bool:
     """Another live claim within SPACING of ``port`` (claims of dead processes are stale,
     e.g. left by a SIGKILLed run, and do not count)."""
@@ -72,7 +77,7 @@ def _near_claimed(port: int) -> bool:
             other = int(lock.stem)
         except ValueError:
             continue
-        if other != port and abs(other - port) < SPACING and alive(_owner(lock)):
+        if other != port and abs(other - port) < SPACING and _live(lock):
             return True
     return False
 

@@ -22,26 +22,13 @@ class TokenizerUnavailable(Exception):
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The ids a prompt may use, and the tokenizer for reading outputs."""
+    """The ids a prompt may use."""
 
     ids: np.ndarray
     path: Path
 
     def sample(self, n: int, rng: np.random.Generator) -> list[int]:
         return rng.choice(self.ids, size=n, replace=True).tolist()
-
-    def decode(self, ids: list[int]) -> str:
-        return _tokenizer(str(self.path)).decode(ids)
-
-    def encode(self, text: str) -> list[int]:
-        return _tokenizer(str(self.path)).encode(text, add_special_tokens=False).ids
-
-
-@lru_cache(maxsize=4)
-def _tokenizer(path: str):  # noqa: ANN202 - tokenizers has no stubs
-    from tokenizers import Tokenizer  # imported here: loading the plugin stays light
-
-    return Tokenizer.from_file(path)
 
 
 @lru_cache(maxsize=4)
@@ -51,7 +38,9 @@ def load_vocabulary(model_dir: str) -> Vocabulary:
         raise TokenizerUnavailable(
             f"{path} not found: prompts are built with the served model's tokenizer; the "
             "model directory must be readable from the test process (--llm-model-path)")
-    tok = _tokenizer(str(path))
+    from tokenizers import Tokenizer  # imported here: loading the plugin stays light
+
+    tok = Tokenizer.from_file(str(path))
     data = json.loads(path.read_text())
     special = {t["id"] for t in data.get("added_tokens", [])}
     ids = np.array([i for i in range(tok.get_vocab_size(with_added_tokens=False))

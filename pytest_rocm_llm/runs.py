@@ -86,6 +86,6 @@ def summarize(result: WorkloadResult) -> str:
         parts += [f"{f('output_tok_s', '.1f')} out tok/s", f"TTFT max {f('ttft_max_s', '.2f')} s",
                   f"rate {f('achieved_request_rate', '.3f')} req/s",
                   f"cache hit {f('cache_hit_ratio', '.1%')}"]
-    if m.get("saturation_rate") is not None or result.workload.kind == "rate_sweep":
+    if result.workload.kind == "rate_sweep":
         parts.append(f"saturation {f('saturation_rate', 'g')} req/s")
     return ", ".join(parts)

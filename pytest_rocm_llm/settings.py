@@ -168,22 +168,21 @@ def parse_engine(python: Any, cmd: Any) -> tuple[str, ...] | None:
     return None
 
 
-def parse_model_path(value: Any) -> Path | None:
+def _existing(flag: str, value: Any, want_dir: bool, accepted: str) -> Path | None:
     if value in (None, ""):
         return None
     path = Path(str(value)).expanduser()
-    if not path.is_dir():
-        raise _bad("--llm-model-path", str(value), "expected an existing model directory")
+    if not (path.is_dir() if want_dir else path.is_file()):
+        raise _bad(flag, str(value), accepted)
     return path.resolve()
+
+
+def parse_model_path(value: Any) -> Path | None:
+    return _existing("--llm-model-path", value, True, "expected an existing model directory")
 
 
 def parse_signatures(value: Any) -> Path | None:
-    if value in (None, ""):
-        return None
-    path = Path(str(value)).expanduser()
-    if not path.is_file():
-        raise _bad("--llm-signatures", str(value), "expected an existing TOML file")
-    return path.resolve()
+    return _existing("--llm-signatures", value, False, "expected an existing TOML file")
 
 
 def resolve(config: pytest.Config) -> Settings:

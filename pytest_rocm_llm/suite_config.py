@@ -74,11 +74,13 @@ class Suite:
     def model_for(self, target: Target) -> ModelSpec:
         return self.target_models.get(target.name, self.model)
 
-    def workload_for(self, name: str, target: Target) -> Workload:
-        return self.target_workloads.get(target.name, {}).get(name) or self.workloads[name]
+    def workload_for(self, name: str, target: Target | None) -> Workload:
+        """The workload as overridden for ``target`` (as declared when there is none)."""
+        override = self.target_workloads.get(target.name, {}) if target else {}
+        return override.get(name) or self.workloads[name]
 
-    def checks_for(self, target: Target) -> list[Check]:
-        override = self.target_checks.get(target.name, {})
+    def checks_for(self, target: Target | None) -> list[Check]:
+        override = self.target_checks.get(target.name, {}) if target else {}
         return [override.get(n, c) for n, c in self.checks.items()]
 
     def profile_for(self, name: str, target: Target) -> Profile:

@@ -15,7 +15,6 @@ from typing import Any, NoReturn
 import pytest
 
 REQUIRED: Any = object()  # default meaning 'the key must be present'
-_MISSING = REQUIRED
 
 
 def _type_name(value: Any) -> str:
@@ -41,16 +40,16 @@ class Table:
 
     def _get(self, name: str, default: Any) -> Any:
         self._seen.add(name)
-        value = self.data.get(name, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
+        value = self.data.get(name, REQUIRED)
+        if value is REQUIRED:
+            if default is REQUIRED:
                 self.fail(name, "is required but missing")
             return default
         return value
 
-    def string(self, name: str, default: Any = _MISSING, pattern: str | None = None) -> Any:
+    def string(self, name: str, default: Any = REQUIRED, pattern: str | None = None) -> Any:
         value = self._get(name, default)
-        if value is default and default is not _MISSING:
+        if value is default and default is not REQUIRED:
             return value
         if not isinstance(value, str):
             self.fail(name, f"expected a string, got {_type_name(value)} {value!r}")
@@ -58,9 +57,9 @@ class Table:
             self.fail(name, f"{value!r} does not match {pattern}")
         return value
 
-    def boolean(self, name: str, default: Any = _MISSING) -> Any:
+    def boolean(self, name: str, default: Any = REQUIRED) -> Any:
         value = self._get(name, default)
-        if value is default and default is not _MISSING:
+        if value is default and default is not REQUIRED:
             return value
         if not isinstance(value, bool):
             self.fail(name, f"expected true or false, got {_type_name(value)} {value!r}")
@@ -69,7 +68,7 @@ class Table:
     def number(
         self,
         name: str,
-        default: Any = _MISSING,
+        default: Any = REQUIRED,
         *,
         integer: bool = False,
         minimum: float | None = None,
@@ -77,7 +76,7 @@ class Table:
         exclusive_minimum: bool = False,
     ) -> Any:
         value = self._get(name, default)
-        if value is default and default is not _MISSING:
+        if value is default and default is not REQUIRED:
             return value
         allowed = (int,) if integer else (int, float)
         if isinstance(value, bool) or not isinstance(value, allowed):
@@ -92,9 +91,9 @@ class Table:
             self.fail(name, f"{value!r} is out of range: must be <= {maximum}")
         return value
 
-    def str_list(self, name: str, default: Any = _MISSING, choices: tuple[str, ...] = ()) -> Any:
+    def str_list(self, name: str, default: Any = REQUIRED, choices: tuple[str, ...] = ()) -> Any:
         value = self._get(name, default)
-        if value is default and default is not _MISSING:
+        if value is default and default is not REQUIRED:
             return value
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             self.fail(name, f"expected an array of strings, got {value!r}")
@@ -103,9 +102,9 @@ class Table:
                 self.fail(name, f"{v!r} is not one of {', '.join(choices)}")
         return tuple(value)
 
-    def number_list(self, name: str, default: Any = _MISSING) -> Any:
+    def number_list(self, name: str, default: Any = REQUIRED) -> Any:
         value = self._get(name, default)
-        if value is default and default is not _MISSING:
+        if value is default and default is not REQUIRED:
             return value
         if not isinstance(value, list) or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
@@ -113,7 +112,7 @@ class Table:
         return tuple(float(v) for v in value)
 
     def table(self, name: str, required: bool = False) -> Table:
-        value = self._get(name, _MISSING if required else {})
+        value = self._get(name, REQUIRED if required else {})
         if not isinstance(value, dict):
             self.fail(name, f"expected a table, got {_type_name(value)} {value!r}")
         return Table(value, self.file, self.key(name))
