@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .gates import Gate, Measurement, binomial_stderr, gate_kind_for, stderr_of_mean
 from .tomlschema import REQUIRED, Table
 from .workload_config import Workload
 
 if TYPE_CHECKING:
     from .workloads import WorkloadResult
+
+BASELINE_GATES = ("floor", "ceiling", "band", "none")
 
 RATE_TOLERANCE = 0.05  # relative
 CACHE_TOLERANCE = 0.05  # absolute (5 points)
@@ -46,10 +49,25 @@ class Check:
     max: float | None
     source: str
     description: str = ""
+    # The baseline gate: floor/ceiling by direction unless set; "none" gates on floors only.
+    baseline: str = ""
+    baseline_alpha: float = 0.01
+    baseline_tolerance: float = 0.0
 
     @property
     def unit(self) -> str:
         return UNITS.get(self.metric, "")
+
+    @property
+    def direction(self) -> str:
+        return "higher" if self.min is not None else "lower"
+
+    @property
+    def gate(self) -> Gate | None:
+        kind = self.baseline or gate_kind_for(self.direction)  # type: ignore[arg-type]
+        if kind == "none":
+            return None
+        return Gate(kind, self.baseline_alpha, self.baseline_tolerance)  # type: ignore[arg-type]
 
 
 def parse_check(name: str, t: Table, workloads: dict[str, Workload],
@@ -68,7 +86,14 @@ def parse_check(name: str, t: Table, workloads: dict[str, Workload],
         min=t.number("min", d("min", None)), max=t.number("max", d("max", None)),
         source=t.string("source", d("source", "")),
         description=t.string("description", d("description", "")),
+        baseline=t.string("baseline", d("baseline", "")),
+        baseline_alpha=t.number("baseline_alpha", d("baseline_alpha", 0.01), minimum=0,
+                                exclusive_minimum=True, maximum=0.5),
+        baseline_tolerance=t.number("baseline_tolerance", d("baseline_tolerance", 0.0),
+                                    minimum=0.0, maximum=10.0),
     )
+    if c.baseline and c.baseline not in BASELINE_GATES:
+        t.fail("baseline", f"{c.baseline!r} is not a gate ({', '.join(BASELINE_GATES)})")
     if c.min is None and c.max is None:
         t.fail(None, "a check needs min (a floor) or max (a ceiling)")
     if not c.source:
@@ -114,7 +139,9 @@ def preconditions(result: WorkloadResult) -> list[str]:
 
 
 def verify(check: Check, result: WorkloadResult) -> float:
-    """Assert the check on the run; returns the measured value."""
+    """Preconditions and the absolute floor only (no baseline): returns the measured value."""
+    from .verdicts import CheckSpec, floor_miss
+
     __tracebackhide__ = True  # the message says it all; show the test's line, not ours
     problems = preconditions(result)
     if problems:
@@ -124,13 +151,37 @@ def verify(check: Check, result: WorkloadResult) -> float:
     value = result.metrics.get(check.metric)
     if value is None:
         raise PreconditionNotMet(f"{check.name}: the run produced no {check.metric}")
-    unit = f" {check.unit}" if check.unit else ""
-    if check.min is not None and value < check.min:
-        short = (check.min - value) / check.min * 100 if check.min else float("inf")
-        raise FloorMissed(f"{check.name}: {check.metric} = {value:.4g}{unit}, floor "
-                          f">= {check.min:g}{unit} ({check.source}): short by {short:.1f}%")
-    if check.max is not None and value > check.max:
-        over = (value - check.max) / check.max * 100 if check.max else float("inf")
-        raise FloorMissed(f"{check.name}: {check.metric} = {value:.4g}{unit}, ceiling "
-                          f"<= {check.max:g}{unit} ({check.source}): over by {over:.1f}%")
+    miss = floor_miss(CheckSpec(check.name, check.metric, check.unit, check.min, check.max,
+                                check.source, None), value)
+    if miss is not None:
+        raise FloorMissed(miss)
     return value
+
+
+# Metrics that are a median or mean of per-request values: their spread comes from the run's
+# own requests. Others (maxima, percentiles, rates over a window) get one from trials only.
+_PER_REQUEST = {
+    "output_speed_tok_s": ("output_speed_tok_s", 1.2533),  # stderr of a median ~ 1.25x mean's
+    "tpot_p50_s": ("tpot_s", 1.2533),
+}
+
+
+def measure(check: Check, result: WorkloadResult) -> Measurement:
+    """The check's metric with its noise: across trials when the workload ran several,
+    else from the per-request values the metric summarizes."""
+    value = result.metrics[check.metric]
+    assert value is not None
+    trials = [t[check.metric] for t in result.trials if t.get(check.metric) is not None]
+    if len(trials) >= 2:
+        return Measurement(float(value), len(trials), stderr_of_mean(trials))
+    ok = [r for r in result.records if r.ok]
+    if check.metric == "success_ratio":
+        return Measurement(float(value), len(result.records),
+                           binomial_stderr(float(value), len(result.records)))
+    if check.metric in _PER_REQUEST:
+        attr, factor = _PER_REQUEST[check.metric]
+        values = [v for r in ok if (v := getattr(r, attr)) is not None]
+        se = stderr_of_mean(values)
+        return Measurement(float(value), max(len(values), 1),
+                           se * factor if se is not None else None)
+    return Measurement(float(value), max(len(ok), 1), None)

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import settings as settings_mod
+from .collector import VERDICT_PROPERTY, WORKEROUTPUT_KEY, RunCollector
+from .diagnosis import diagnosis, infrastructure_errors, infrastructure_failure
+from .judge import BaselineCache
+from .ordering import group_by_profile
 from .pool import ConfigProblem, LLMServer, ServerPool, SuiteUnavailable
+from .progress import progress_writer
 from .suite_config import Suite, find_suite_file, load_suite
 from .targets import HardwareMismatch, Target, check_hardware
 
@@ -22,8 +27,11 @@ SETTINGS_KEY = pytest.StashKey[settings_mod.Settings]()
 POOL_KEY = pytest.StashKey[ServerPool]()
 SUITE_KEY = pytest.StashKey[Suite]()
 RUNS_KEY = pytest.StashKey["WorkloadRuns"]()
+COLLECTOR_KEY = pytest.StashKey[RunCollector]()
+BASELINES_KEY = pytest.StashKey[BaselineCache]()
 
 if TYPE_CHECKING:
+    from .checks import Check
     from .runs import WorkloadRuns
     from .workloads import WorkloadResult
 
@@ -58,65 +66,60 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "llm_profile(name): the server profile the llm_server fixture launches")
     settings = settings_mod.resolve(config)
     config.stash[SETTINGS_KEY] = settings
+    config.stash[COLLECTOR_KEY] = RunCollector()
+    config.stash[BASELINES_KEY] = BaselineCache(settings.baselines_dir)
     if settings.signatures_file is not None:
         from .signatures import load
 
         load(settings.signatures_file)  # a broken file is a UsageError now, not mid-run
+    config.pluginmanager.register(_VerdictRecorder(config), "rocm_llm_verdicts")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistController(config), "rocm_llm_xdist")
 
 
-def _diagnosis(config: pytest.Config, logs: list[Path | None]) -> str:
-    """Known failure signatures found in the given server logs, one paragraph each."""
-    from .signatures import load, scan_log
+class _VerdictRecorder:
+    """Verdict rows, from this process's tests or (under xdist) from the workers' reports
+    (a report does not carry its config, hence an object bound to it)."""
 
-    sigs = load(config.stash[SETTINGS_KEY].signatures_file)
-    hits = [hit for log in logs for hit in scan_log(log, sigs)]
-    return "\n".join(hit.describe() for hit in hits)
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
 
-
-def _infrastructure_errors() -> tuple[type[Exception], ...]:
-    from .engines import EngineError
-    from .prompts import TokenizerUnavailable
-    from .reference.provision import ProvisionError
-    from .server import ServerError
-
-    return (ServerError, EngineError, ProvisionError, TokenizerUnavailable, OSError)
-
-
-def _infrastructure_failure(config: pytest.Config, exc: Exception) -> str:
-    """The message of a setup/serving failure: never a verdict on speed or accuracy, with
-    the log tail, and any known signature in the server's log first."""
-    found = _diagnosis(config, [getattr(exc, "log_path", None)])
-    lead = f"known failure signature:\n{found}\n" if found else ""
-    return f"infrastructure: {lead}{exc}"
-
-
-def _progress(config: pytest.Config) -> Callable[[str], None]:
-    def write(message: str) -> None:
-        tr = config.pluginmanager.get_plugin("terminalreporter")
-        capman = config.pluginmanager.get_plugin("capturemanager")
-        if tr is None:
-            print(message, flush=True)
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
             return
-        # Flushed at once: progress must show live even when output is piped (CI logs).
-        if capman is not None:
-            with capman.global_and_fixture_disabled():
-                tr.write_line(message)
-                tr.flush()
-        else:
-            tr.write_line(message)
-            tr.flush()
+        from .verdicts import Verdict
 
-    return write
+        for name, value in report.user_properties:
+            if name == VERDICT_PROPERTY:
+                self.config.stash[COLLECTOR_KEY].verdicts.append(Verdict.from_json(value))
+
+
+class _XdistController:
+    """Registered only with pytest-xdist present (its hooks are unknown otherwise)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: object, error: object) -> None:
+        out = getattr(node, "workeroutput", None) or {}
+        if WORKEROUTPUT_KEY in out:
+            self.config.stash[COLLECTOR_KEY].merge_workeroutput(out[WORKEROUTPUT_KEY])
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 @pytest.hookimpl
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test asking for ``llm_perf_check`` runs once per check in its suite.toml."""
-    if "llm_perf_check" not in metafunc.fixturenames:
+    """A test asking for ``llm_check`` runs once per check in its suite.toml."""
+    if "llm_check" not in metafunc.fixturenames:
         return
     file = find_suite_file(metafunc.definition.path.parent, metafunc.config.rootpath)
     if file is None:
-        raise pytest.UsageError(f"{metafunc.definition.nodeid}: llm_perf_check needs a "
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: llm_check needs a "
                                 "suite.toml in the test's directory or a parent")
     suite = load_suite(file)
     target = metafunc.config.stash[SETTINGS_KEY].target
@@ -126,7 +129,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         profile = w.profile or suite.default_profile
         params.append(pytest.param(check, id=check.name,
                                     marks=pytest.mark.llm_profile(profile)))
-    metafunc.parametrize("llm_perf_check", params)
+    metafunc.parametrize("llm_check", params)
 
 
 @pytest.hookimpl
@@ -149,37 +152,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         item.add_marker(pytest.mark.xdist_group(f"suite-{suite.name}"))
     if not suites:
         return
-    _group_by_profile(items)
+    group_by_profile(items, lambda item: item.stash.get(SUITE_KEY, None))
     s = config.stash[SETTINGS_KEY]
     if s.target is None:
         raise pytest.UsageError(
             f"--rocm-target is required to run suites ({', '.join(sorted(suites))}); "
             f"accepted: {', '.join(settings_mod.TARGETS)} (cpu: the embedded CPU reference)")
-
-
-def _group_by_profile(items: list[pytest.Item]) -> None:
-    """Within each run of a suite's tests, order by server profile (stable), so each profile's
-    server is launched once even where only one fits on the node at a time."""
-    out: list[pytest.Item] = []
-    i = 0
-    while i < len(items):
-        suite = items[i].stash.get(SUITE_KEY, None)
-        j = i + 1
-        while j < len(items) and items[j].stash.get(SUITE_KEY, None) is suite:
-            j += 1
-        block = items[i:j]
-        if suite is not None:
-            rank = {name: n + 1 for n, name in enumerate(suite.profiles)}
-            rank[suite.default_profile] = 0
-
-            def key(item: pytest.Item, rank: dict[str, int] = rank) -> int:
-                marker = item.get_closest_marker("llm_profile")
-                return rank.get(marker.args[0], 0) if marker and marker.args else 0
-
-            block.sort(key=key)
-        out.extend(block)
-        i = j
-    items[:] = out
 
 
 @pytest.hookimpl
@@ -206,7 +184,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     suite = item.stash.get(SUITE_KEY, None)
     if report.failed and report.when == "call" and pool is not None and suite is not None:
         logs = [s.log_path for s in pool.running if s.suite == suite.name]
-        found = _diagnosis(item.config, logs)
+        found = diagnosis(item.config.stash[SETTINGS_KEY].signatures_file, logs)
         if found:
             report.sections.append(("rocm-llm: known failure signatures in the server log",
                                     found))
@@ -228,14 +206,59 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.hookimpl
 def pytest_sessionfinish(session: pytest.Session) -> None:
     # Also reached on Ctrl-C and internal errors, where fixture teardown may not run.
-    pool = session.config.stash.get(POOL_KEY, None)
+    config = session.config
+    pool = config.stash.get(POOL_KEY, None)
     if pool is not None:
         pool.stop_all()
+    collector = config.stash[COLLECTOR_KEY]
+    if _is_worker(config):
+        config.workeroutput[WORKEROUTPUT_KEY] = collector.to_workeroutput()  # type: ignore
+        return
+    collector.flush()  # only the controller writes baselines
+    _write_run_outputs(config, collector)
+
+
+def _write_run_outputs(config: pytest.Config, collector: RunCollector) -> None:
+    s = config.stash[SETTINGS_KEY]
+    run = {"target": s.target.name if s.target else None, "baseline_mode": s.baseline_mode,
+           "baselines_dir": str(s.baselines_dir), "container_image": s.container_image,
+           "rootdir": str(config.rootpath)}
+    if s.results_path is not None:
+        from .baselines import write_atomic
+        from .collector import results_document
+
+        write_atomic(s.results_path, results_document(collector.verdicts, run,
+                                                      collector.changes))
+    from . import allure_report
+
+    if allure_report.active(config) and collector.verdicts:
+        import socket
+
+        def joined(attr: str) -> str:
+            return ", ".join(sorted({getattr(v, attr) for v in collector.verdicts} - {""}))
+
+        env = {"target": joined("target"), "engine": joined("engine"),
+               "model": joined("model"), "suites": joined("suite"),
+               "host": socket.gethostname(), "baseline_mode": s.baseline_mode}
+        allure_report.write_run_files(Path(config.option.allure_report_dir), env)
 
 
 @pytest.hookimpl
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
                             config: pytest.Config) -> None:
+    collector = config.stash[COLLECTOR_KEY]
+    if collector.verdicts:
+        from .summary import render
+
+        terminalreporter.section("rocm-llm verdicts")
+        for line in render(collector.verdicts):
+            terminalreporter.write_line(line)
+    if collector.changes or collector.write_errors:
+        terminalreporter.section("rocm-llm baselines written")
+        for change in collector.changes:
+            terminalreporter.write_line(change.describe())
+        for err in collector.write_errors:
+            terminalreporter.write_line(err, red=True)
     runs = config.stash.get(RUNS_KEY, None)
     if runs is None or not runs.results:
         return
@@ -280,7 +303,7 @@ def llm_pool(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
     log_dir = llm_settings.log_dir or tmp_path_factory.getbasetemp() / "llm-servers"
     hook = pytestconfig.hook
     pool = ServerPool(
-        llm_settings, log_dir, _progress(pytestconfig),
+        llm_settings, log_dir, progress_writer(pytestconfig),
         on_ready=lambda srv: hook.pytest_rocm_llm_server_ready(config=pytestconfig, server=srv),
         on_stop=lambda srv, code: hook.pytest_rocm_llm_server_stopped(
             config=pytestconfig, server=srv, exit_code=code),
@@ -316,8 +339,9 @@ def llm_servers(llm_pool: ServerPool, llm_suite: Suite, llm_target: Target,
             skip_reason, failure = str(exc), None
         except ConfigProblem as exc:
             skip_reason, failure = None, str(exc)
-        except _infrastructure_errors() as exc:
-            skip_reason, failure = None, _infrastructure_failure(pytestconfig, exc)
+        except infrastructure_errors() as exc:
+            skip_reason, failure = None, infrastructure_failure(
+                pytestconfig.stash[SETTINGS_KEY].signatures_file, exc)
         if skip_reason is not None:
             pytest.skip(skip_reason)
         pytest.fail(failure, pytrace=False)
@@ -349,7 +373,7 @@ def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
     from .runs import WorkloadRuns
 
     runs = WorkloadRuns(llm_target, tmp_path_factory.getbasetemp() / "llm-workloads",
-                        _progress(pytestconfig))
+                        progress_writer(pytestconfig))
     pytestconfig.stash[RUNS_KEY] = runs
     return runs
 
@@ -368,8 +392,9 @@ def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: T
         server = llm_servers(w.profile)
         try:
             result = llm_runs.get(llm_suite.name, w, server)
-        except _infrastructure_errors() as exc:
-            failure = _infrastructure_failure(request.config, exc)
+        except infrastructure_errors() as exc:
+            failure = infrastructure_failure(
+                request.config.stash[SETTINGS_KEY].signatures_file, exc)
         else:
             request.node.user_properties.append(
                 ("llm_metrics", {"workload": name, "profile": server.profile,
@@ -378,3 +403,26 @@ def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: T
         pytest.fail(failure, pytrace=False)
 
     return run
+
+
+@pytest.fixture
+def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Target,
+              llm_settings: settings_mod.Settings,
+              llm_servers: Callable[[str | None], LLMServer],
+              llm_runs: WorkloadRuns) -> Callable[[Check], float | None]:
+    """``llm_judge(check)``: run what the check reads (once per session), judge it against
+    its floor and its baseline, record the verdict; fails the test with what broke."""
+    from .check_runner import CheckContext, run_workload_check
+
+    config = request.config
+    ctx = CheckContext(
+        llm_settings, llm_suite, llm_target, config.stash[COLLECTOR_KEY],
+        config.stash[BASELINES_KEY],
+        lambda exc: infrastructure_failure(llm_settings.signatures_file, exc),
+        infrastructure_errors())
+
+    def judge(check: Check) -> float | None:
+        __tracebackhide__ = True
+        return run_workload_check(request, ctx, check, llm_servers, llm_runs)
+
+    return judge

@@ -32,6 +32,12 @@ class WorkloadRuns:
     def results(self) -> dict[tuple[str, str], WorkloadResult]:
         return dict(self._results)
 
+    def artifacts(self, suite: str, workload: str) -> dict[str, str]:
+        """Where the run's per-request records and metrics were written."""
+        stem = self.out_dir / f"{suite}-{workload}"
+        return {"records_csv": str(stem.with_suffix(".csv")),
+                "metrics_json": str(stem.with_suffix(".json"))}
+
     def get(self, suite: str, workload: Workload, server: LLMServer) -> WorkloadResult:
         key = (suite, workload.name)
         if key in self._errors:
@@ -63,7 +69,7 @@ class WorkloadRuns:
         stem.with_suffix(".csv").write_text(records_to_csv(result.records))
         stem.with_suffix(".json").write_text(json.dumps(
             {"workload": w.name, "kind": w.kind, "profile": server.profile,
-             "metrics": m, "steps": result.steps,
+             "metrics": m, "steps": result.steps, "trials": result.trials,
              "output_speed_definition": "(completion_tokens - 1) / (e2e - TTFT)"},
             indent=2))
         self.progress(f"[rocm-llm] {suite}/{w.name}: " + summarize(result)

@@ -60,6 +60,19 @@ OPTIONS: tuple[Option, ...] = (
     Option("--llm-cache-dir", "llm_cache_dir", "PYTEST_ROCM_LLM_CACHE",
            "where the CPU reference's engine environment and model are built once",
            "~/.cache/pytest-rocm-llm"),
+    Option("--llm-baselines", "llm_baselines", "PYTEST_ROCM_LLM_BASELINES",
+           "directory of stored baselines, <dir>/<target>/<suite>.json (default: "
+           "<rootdir>/baselines)"),
+    Option("--llm-update-baselines", None, None,
+           "write this run's measurements as the new baselines and fail the checks whose "
+           "baseline changed (review the diff, then run without it)", False, is_bool=True),
+    Option("--llm-regen-all", None, None,
+           "write this run's measurements as the new baselines and let the checks pass",
+           False, is_bool=True),
+    Option("--llm-results", "llm_results", None,
+           "write one JSON file with every verdict, metric and provenance of the run"),
+    Option("--llm-container-image", "llm_container_image", "PYTEST_ROCM_LLM_CONTAINER_IMAGE",
+           "container image (name@digest) the engine runs in, recorded in baselines"),
 )
 
 
@@ -75,6 +88,10 @@ class Settings:
     host: str
     cache_dir: Path
     signatures_file: Path | None = None
+    baselines_dir: Path = Path("baselines")
+    baseline_mode: str = "check"  # check | update (fail changed) | regen (write and pass)
+    results_path: Path | None = None
+    container_image: str | None = None
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
@@ -185,6 +202,31 @@ def parse_signatures(value: Any) -> Path | None:
     return _existing("--llm-signatures", value, False, "expected an existing TOML file")
 
 
+def _flag(value: Any) -> bool:
+    return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")
+
+
+def parse_baselines_dir(value: Any, rootdir: Path) -> Path:
+    path = Path(str(value)).expanduser() if value not in (None, "") else rootdir / "baselines"
+    if not path.is_absolute():
+        path = rootdir / path
+    if path.exists() and not path.is_dir():
+        raise _bad("--llm-baselines", str(value), "expected a directory (it is a file)")
+    return path
+
+
+def parse_results(value: Any) -> Path | None:
+    if value in (None, ""):
+        return None
+    path = Path(str(value)).expanduser().resolve()
+    if path.is_dir():
+        raise _bad("--llm-results", str(value), "expected a file path, e.g. results.json "
+                                                "(it is a directory)")
+    if not path.parent.is_dir():
+        raise _bad("--llm-results", str(value), f"its directory {path.parent} does not exist")
+    return path
+
+
 def resolve(config: pytest.Config) -> Settings:
     raw = {opt.flag: _raw(config, opt) for opt in OPTIONS}
     keep = raw["--llm-keep-logs"]
@@ -195,9 +237,14 @@ def resolve(config: pytest.Config) -> Settings:
         engine_prefix=parse_engine(raw["--llm-engine-python"], raw["--llm-engine-cmd"]),
         model_path=parse_model_path(raw["--llm-model-path"]),
         start_timeout_s=parse_timeout(raw["--llm-start-timeout"]),
-        keep_logs=keep if isinstance(keep, bool) else str(keep).lower() in ("1", "true", "yes"),
+        keep_logs=_flag(keep),
         log_dir=Path(str(log_dir)).expanduser().resolve() if log_dir else None,
         host=parse_host(raw["--llm-host"]),
         cache_dir=Path(str(raw["--llm-cache-dir"])).expanduser(),
         signatures_file=parse_signatures(raw["--llm-signatures"]),
+        baselines_dir=parse_baselines_dir(raw["--llm-baselines"], config.rootpath),
+        baseline_mode=("regen" if _flag(raw["--llm-regen-all"]) else
+                       "update" if _flag(raw["--llm-update-baselines"]) else "check"),
+        results_path=parse_results(raw["--llm-results"]),
+        container_image=str(raw["--llm-container-image"] or "") or None,
     )

@@ -25,6 +25,7 @@ class Workload:
     output_tokens: int
     requests: int
     warmup: int = 1
+    trials: int = 1  # repeated runs; the spread across them feeds the baseline gate
     seed: int = 0
     cache_hit: float = 0.0
     request_rate: float | None = None
@@ -41,7 +42,7 @@ class Workload:
             n = self.requests * len(self.rates)
         else:
             n = self.requests
-        n += self.warmup
+        n = n * self.trials + self.warmup
         return n, n * per
 
 
@@ -66,6 +67,7 @@ def parse_workload(name: str, t: Table, base: Workload | None = None) -> Workloa
         requests=t.number("requests", d("requests"), integer=True, minimum=1,
                           maximum=1_000_000),
         warmup=t.number("warmup", d("warmup", 1), integer=True, minimum=0, maximum=1000),
+        trials=t.number("trials", d("trials", 1), integer=True, minimum=1, maximum=100),
         seed=t.number("seed", d("seed", 0), integer=True, minimum=0),
         cache_hit=t.number("cache_hit", d("cache_hit", 0.0), minimum=0.0, maximum=0.99),
         request_rate=t.number("request_rate", d("request_rate", None), minimum=0,

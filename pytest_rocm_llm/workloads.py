@@ -31,6 +31,7 @@ class WorkloadResult:
     records: list[RequestRecord]
     metrics: dict[str, float | None]
     steps: list[dict[str, Any]] = field(default_factory=list)  # rate_sweep: one per rate
+    trials: list[dict[str, float | None]] = field(default_factory=list)  # trials >= 2 only
 
 
 Progress = Callable[[str], None]
@@ -149,4 +150,20 @@ RUNNERS = {"single_stream": run_single_stream, "fixed_rate": run_fixed_rate,
 def run_workload(base_url: str, model: str, vocab: Vocabulary, w: Workload,
                  progress: Progress, headers: Mapping[str, str] | None = None
                  ) -> WorkloadResult:
-    return asyncio.run(RUNNERS[w.kind](base_url, model, vocab, w, progress, headers))
+    if w.trials == 1:
+        return asyncio.run(RUNNERS[w.kind](base_url, model, vocab, w, progress, headers))
+    results = []
+    for t in range(w.trials):
+        # Fresh prompts per trial: a repeat of the same prompts would be served from cache.
+        trial_w = replace(w, seed=w.seed + 7919 * t, trials=1)
+        progress(f"[rocm-llm] {w.name}: trial {t + 1}/{w.trials}")
+        results.append(asyncio.run(RUNNERS[w.kind](base_url, model, vocab, trial_w, progress,
+                                                   headers)))
+    trials = [r.metrics for r in results]
+    metrics: dict[str, float | None] = {}
+    for key in trials[0]:
+        values = [m[key] for m in trials if m.get(key) is not None]
+        # A metric some trial could not produce is missing, not averaged over fewer trials.
+        metrics[key] = sum(values) / len(values) if len(values) == len(trials) else None
+    records = [rec for r in results for rec in r.records]
+    return WorkloadResult(w, records, metrics, results[-1].steps, trials)

@@ -1,0 +1,160 @@
+"""The pytest glue of one check: run (once) what it reads, decide, record, report.
+
+Every outcome leaves a verdict row in the test's ``user_properties`` (they travel to the
+xdist controller with the report), queues a baseline entry where the update flow asks for
+one, annotates the Allure result when a report is being written, and then passes or fails
+the test with a message that leads with what broke.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from . import allure_report
+from .collector import VERDICT_PROPERTY, RunCollector
+from .judge import BaselineCache, Outcome, base_verdict, judge_workload, profile_argv
+from .provenance import collect
+from .verdicts import Mode, Verdict
+
+if TYPE_CHECKING:
+    from .checks import Check
+    from .pool import LLMServer
+    from .runs import WorkloadRuns
+    from .settings import Settings
+    from .suite_config import Suite
+    from .targets import Target
+    from .workloads import WorkloadResult
+
+_SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
+LOG_TAIL_LINES = 200
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    hide = False
+    for word in argv:
+        if hide and not word.startswith("--"):
+            out.append("***")
+        elif "=" in word and word.startswith("--") and _SECRET.search(word.split("=", 1)[0]):
+            out.append(word.split("=", 1)[0] + "=***")
+        else:
+            out.append(word)
+        hide = word.startswith("--") and "=" not in word and bool(_SECRET.search(word))
+    return out
+
+
+def redact_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: ("***" if _SECRET.search(k) else v) for k, v in env.items()}
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What every check of a run shares."""
+
+    settings: Settings
+    suite: Suite
+    target: Target
+    collector: RunCollector
+    baselines: BaselineCache
+    infrastructure: Callable[[Exception], str]
+    infra_errors: tuple[type[Exception], ...]
+
+    @property
+    def mode(self) -> Mode:
+        return self.settings.baseline_mode  # type: ignore[return-value]
+
+
+def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
+    return collect(
+        engine=server.engine, engine_version=server.engine_version,
+        profile_argv=profile_argv(ctx.suite, ctx.target, server.profile),
+        model=ctx.suite.model_for(ctx.target).id, launch_argv=server.argv,
+        suite_dir=ctx.suite.directory, container_image=ctx.settings.container_image,
+        local=server.process is not None)
+
+
+def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:
+    out = [allure_report.Attachment(
+        f"server argv ({server.profile})",
+        " ".join(redact_argv(server.argv)) + "\n\nenvironment:\n" + "\n".join(
+            f"{k}={v}" for k, v in redact_env(server.env).items()), "text")]
+    if server.log_path is not None and server.log_path.is_file():
+        lines = server.log_path.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+        out.append(allure_report.Attachment(
+            f"server log tail ({server.profile}, last {len(lines)} lines)", "\n".join(lines),
+            "text"))
+    return out
+
+
+def workload_attachments(result: WorkloadResult, artifacts: Mapping[str, str]
+                         ) -> list[allure_report.Attachment]:
+    from . import plots
+    from .records import records_to_csv
+
+    w = result.workload
+    out = [allure_report.Attachment(f"metrics ({w.name})", json.dumps(
+        {"workload": w.name, "metrics": result.metrics, "trials": result.trials,
+         "steps": result.steps}, indent=2, default=str), "json"),
+        allure_report.Attachment(f"per-request records ({w.name})",
+                                 records_to_csv(result.records), "csv")]
+    hist = plots.latency_histogram(result.records, f"{w.name}: latency")
+    if hist:
+        out.append(allure_report.Attachment(f"latency histogram ({w.name})", hist, "png"))
+    if result.steps:
+        sweep = plots.throughput_vs_rate(result.steps, f"{w.name}: throughput vs rate")
+        if sweep:
+            out.append(allure_report.Attachment(f"throughput vs rate ({w.name})", sweep, "png"))
+    return out
+
+
+def finish(request: pytest.FixtureRequest, ctx: CheckContext, outcome: Outcome,
+           attachments: Callable[[], list[allure_report.Attachment]]) -> float | None:
+    d = outcome.decision
+    request.node.user_properties.append((VERDICT_PROPERTY, d.verdict.to_json()))
+    if d.write is not None:
+        path, _ = ctx.baselines.get(ctx.target.name, ctx.suite.name)
+        ctx.collector.queue(path, ctx.suite.name, ctx.target.name, d.verdict.check, d.write)
+    if allure_report.active(request.config):
+        allure_report.annotate(d.verdict, attachments())
+    if outcome.error is not None:
+        __tracebackhide__ = True
+        raise outcome.error
+    return d.verdict.measured
+
+
+def infrastructure(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
+                   profile: str, feature: str, exc: Exception) -> None:
+    msg = ctx.infrastructure(exc)
+    v = Verdict(**{**base_verdict(check, ctx.suite, ctx.target, profile, feature,
+                                  request.node.nodeid, check.workload, {}).to_json(),
+                   "status": "infrastructure", "message": msg, "references": ()})
+    request.node.user_properties.append((VERDICT_PROPERTY, v.to_json()))
+    if allure_report.active(request.config):
+        allure_report.annotate(v, [])
+    pytest.fail(msg, pytrace=False)
+
+
+def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
+                       servers: Callable[[str | None], LLMServer],
+                       runs: WorkloadRuns) -> float | None:
+    assert check.workload is not None
+    w = ctx.suite.workload_for(check.workload, ctx.target)
+    profile = w.profile or ctx.suite.default_profile
+    server = servers(profile)  # skips or fails (infrastructure) by itself
+    try:
+        result = runs.get(ctx.suite.name, w, server)
+    except ctx.infra_errors as exc:
+        infrastructure(request, ctx, check, profile, "performance", exc)
+        raise  # unreachable: pytest.fail raised
+    artifacts = runs.artifacts(ctx.suite.name, w.name)
+    outcome = judge_workload(check, result, ctx.suite, ctx.target, server, ctx.baselines,
+                             ctx.mode, provenance_of(ctx, server), request.node.nodeid,
+                             artifacts)
+    return finish(request, ctx, outcome,
+                  lambda: server_attachments(server) + workload_attachments(result, artifacts))

@@ -1,0 +1,120 @@
+"""From a check and what its run produced to a decision: preconditions, floor, baseline.
+
+No pytest in here: the plugin's ``llm_judge`` fixture turns a decision into a test outcome.
+Failure messages lead with their category (the Allure report sorts on it): precondition
+not met, performance regression, accuracy regression, parity divergence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .baselines import BaselineFile, baseline_path, load
+from .checks import Check, FloorMissed, PreconditionNotMet, measure, preconditions
+from .engines import flags_to_argv
+from .gates import Measurement
+from .verdicts import CheckSpec, Decision, Mode, Verdict, decide
+
+if TYPE_CHECKING:
+    from .pool import LLMServer
+    from .suite_config import Suite
+    from .targets import Target
+    from .workloads import WorkloadResult
+
+
+class BaselineGateFailed(AssertionError):
+    """Cleared the absolute floor but fell behind the stored baseline beyond its noise."""
+
+
+class BaselineRecorded(AssertionError):
+    """A baseline was written (missing, or --llm-update-baselines): review it, run again."""
+
+
+@dataclass
+class BaselineCache:
+    """Each baseline file read once per process (writes happen only at the end)."""
+
+    directory: Path
+    _files: dict[Path, BaselineFile | None] = field(default_factory=dict)
+
+    def get(self, target: str, suite: str) -> tuple[Path, BaselineFile | None]:
+        path = baseline_path(self.directory, target, suite)
+        if path not in self._files:
+            self._files[path] = load(path)  # UsageError naming file and field when broken
+        return path, self._files[path]
+
+
+def category(feature: str, kind: str | None) -> str:
+    if feature == "performance":
+        return "performance regression"
+    return "parity divergence" if kind == "parity" else "accuracy regression"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    decision: Decision
+    error: AssertionError | None
+
+
+_RAISE = {"floor": FloorMissed, "gate": BaselineGateFailed, "baseline": BaselineRecorded}
+
+
+def conclude(spec: CheckSpec, m: Measurement | None, problems: Sequence[str], base: Verdict,
+             baselines: BaselineCache, mode: Mode, provenance: Mapping[str, Any],
+             kind: str | None = None) -> Outcome:
+    """The shared tail of every check: a broken precondition is never judged."""
+    if problems or m is None:
+        what = base.workload or "its evaluation"
+        msg = (f"precondition not met: {spec.name}: {what} did not do what the check assumes, "
+               f"so {spec.metric} is not judged:\n  - " + "\n  - ".join(
+                   problems or [f"the run produced no {spec.metric}"]))
+        v = Verdict(**{**base.to_json(), "status": "precondition", "message": msg,
+                       "references": ()})
+        return Outcome(Decision(v, None, msg), PreconditionNotMet(msg))
+    path, bfile = baselines.get(base.target, base.suite)
+    entry = bfile.entries.get(spec.name) if bfile else None
+    rows = bfile.reference_rows if bfile else ()
+    d = decide(spec, m, base, entry, mode, provenance, str(path), rows)
+    if d.failure is None:
+        return Outcome(d, None)
+    exc_type = _RAISE[d.cause or "floor"]
+    lead = "" if exc_type is BaselineRecorded else f"{category(base.feature, kind)}: "
+    return Outcome(d, exc_type(lead + d.failure))
+
+
+def spec_of(check: Check, metric_unit: str | None = None,
+            floor_min: float | None = None) -> CheckSpec:
+    return CheckSpec(check.name, check.metric, metric_unit if metric_unit is not None
+                     else check.unit, check.min if floor_min is None else floor_min,
+                     check.max, check.source, check.gate)
+
+
+def base_verdict(check: Check, suite: Suite, target: Target, profile: str, feature: str,
+                 nodeid: str, workload: str | None, artifacts: Mapping[str, str],
+                 server: LLMServer | None = None) -> Verdict:
+    engine = f"{server.engine} {server.engine_version}" if server is not None else ""
+    return Verdict(suite=suite.name, target=target.name, profile=profile, check=check.name,
+                   feature=feature, metric=check.metric, unit=check.unit, status="pass",
+                   workload=workload, engine=engine, model=suite.model_for(target).id,
+                   nodeid=nodeid, artifacts=dict(artifacts))
+
+
+def profile_argv(suite: Suite, target: Target, profile: str) -> list[str]:
+    """The profile's engine flags as launched (no host, port or model path: those vary)."""
+    return flags_to_argv(suite.profile_for(profile, target).flags)
+
+
+def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: Target,
+                   server: LLMServer, baselines: BaselineCache, mode: Mode,
+                   provenance: Mapping[str, Any], nodeid: str,
+                   artifacts: Mapping[str, str]) -> Outcome:
+    base = base_verdict(check, suite, target, server.profile, "performance", nodeid,
+                        check.workload, artifacts, server)
+    problems = preconditions(result)
+    m = None
+    if not problems and result.metrics.get(check.metric) is not None:
+        m = measure(check, result)
+    return conclude(spec_of(check), m, problems, base, baselines, mode, provenance)

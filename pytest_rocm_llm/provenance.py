@@ -1,0 +1,101 @@
+"""Where a measurement came from: engine, flags, model, ROCm stack, image, host, date, commit.
+
+The ROCm, driver and aiter versions are read inside the engine's own environment (through
+its interpreter or command prefix, so a container's stack is what is recorded), once per
+prefix; a field that cannot be read is None, never guessed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import socket
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .verdicts import flags_digest
+
+_PROBE = r"""
+import json, importlib.metadata as md
+def ver(name):
+    try:
+        return md.version(name)
+    except Exception:
+        return None
+def read(path):
+    try:
+        return open(path).read().strip() or None
+    except OSError:
+        return None
+out = {"aiter_version": ver("aiter") or ver("amd-aiter"),
+       "rocm_version": read("/opt/rocm/.info/version"),
+       "driver_version": read("/sys/module/amdgpu/version")}
+try:
+    import torch
+    out["torch_hip"] = getattr(torch.version, "hip", None)
+except Exception:
+    out["torch_hip"] = None
+if out["rocm_version"] is None and out["torch_hip"]:
+    out["rocm_version"] = "hip " + out["torch_hip"]
+print(json.dumps(out))
+"""
+
+
+@functools.cache
+def stack_versions(prefix: tuple[str, ...]) -> Mapping[str, str | None]:
+    empty = {"aiter_version": None, "rocm_version": None, "driver_version": None}
+    if not prefix:
+        return empty
+    try:
+        proc = subprocess.run([*prefix, "-c", _PROBE], capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+        data = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
+        return empty
+    return {k: data.get(k) for k in empty}
+
+
+@functools.cache
+def suite_commit(directory: Path) -> str | None:
+    try:
+        head = subprocess.run(["git", "-C", str(directory), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=30)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(directory), "status", "--porcelain", "--",
+                                "."], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def engine_prefix(argv: Sequence[str]) -> tuple[str, ...]:
+    """The interpreter / command prefix of a launch command line (what precedes ``-m``)."""
+    argv = list(argv)
+    return tuple(argv[:argv.index("-m")]) if "-m" in argv else ()
+
+
+def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], model: str,
+            launch_argv: Sequence[str], suite_dir: Path, container_image: str | None,
+            local: bool) -> dict[str, Any]:
+    """A measured entry's provenance. ``local``: the server was launched here (not attached),
+    so its environment can be probed."""
+    stack = stack_versions(engine_prefix(launch_argv)) if local else {}
+    return {
+        "kind": "measured",
+        "date": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "source": None,
+        "engine": engine,
+        "engine_version": engine_version,
+        "engine_flags_digest": flags_digest(profile_argv),
+        "model": model,
+        "rocm_version": stack.get("rocm_version"),
+        "driver_version": stack.get("driver_version"),
+        "aiter_version": stack.get("aiter_version"),
+        "container_image": container_image,
+        "host": socket.gethostname(),
+        "suite_commit": suite_commit(suite_dir),
+    }

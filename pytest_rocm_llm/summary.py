@@ -1,0 +1,53 @@
+"""The end-of-run verdict table: check | measured | floor | baseline | delta | verdict,
+grouped by suite and profile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .verdicts import Verdict
+
+HEADER = ("check", "measured", "floor", "baseline", "delta", "verdict")
+
+VERDICT_WORDS = {
+    "pass": "PASS", "fail": "FAIL", "new": "NEW (recorded)", "updated": "UPDATED",
+    "precondition": "PRECONDITION NOT MET", "infrastructure": "INFRASTRUCTURE",
+}
+
+
+def _num(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "-"
+    return f"{v:.4g}{' ' + unit if unit else ''}"
+
+
+def row(v: Verdict) -> tuple[str, ...]:
+    base = "-"
+    if v.baseline is not None:
+        base = _num(v.baseline, v.unit) + (" (published)" if v.baseline_kind == "published"
+                                           else "")
+    measured = _num(v.measured, v.unit)
+    if v.spread:
+        measured += f" ±{v.spread:.2g}"
+    delta = "-" if v.delta_pct is None else f"{v.delta_pct:+.1f}%"
+    return (v.check, measured, v.floor or "-", base, delta, VERDICT_WORDS.get(v.status, v.status))
+
+
+def render(verdicts: Iterable[Verdict]) -> list[str]:
+    groups: dict[tuple[str, str, str], list[Verdict]] = {}
+    for v in verdicts:
+        groups.setdefault((v.target, v.suite, v.profile), []).append(v)
+    lines: list[str] = []
+    for (target, suite, profile), vs in groups.items():
+        rows = [HEADER] + [row(v) for v in vs]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+        lines.append(f"{suite} [{target}] profile {profile}")
+        for i, r in enumerate(rows):
+            lines.append("  " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
+                         .rstrip())
+            if i == 0:
+                lines.append("  " + "-+-".join("-" * w for w in widths))
+        for v in vs:
+            for ref in v.references:
+                lines.append(f"  {v.check}: reference {ref}")
+    return lines
