@@ -5,7 +5,6 @@ parallelism or KV-cache dtype) must fail here rather than pass or fail its floor
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 import pytest
 
@@ -19,13 +18,17 @@ from pytest_rocm_llm.targets import Target
 IDENTITY_FLAGS = ("tp-size", "dp-size", "kv-cache-dtype", "speculative-algorithm",
                   "speculative-num-steps", "speculative-eagle-topk",
                   "speculative-num-draft-tokens")
-PROFILES = ("reference", "spec", "throughput")
+# Marked with their profile, so each runs while that profile's server is up (one GLM server
+# fits on the node at a time; the plugin orders a suite's tests by profile).
+PROFILES = [pytest.param(p, marks=pytest.mark.llm_profile(p), id=p)
+            for p in ("reference", "spec", "throughput")]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_server_runs_the_profile(profile: str, llm_servers: Callable[[str], LLMServer],
-                                 llm_suite: Suite, llm_target: Target) -> None:
-    server = llm_servers(profile)
+def test_server_runs_the_profile(profile: str, llm_server: LLMServer, llm_suite: Suite,
+                                 llm_target: Target) -> None:
+    server = llm_server
+    assert server.profile == profile
     flags = llm_suite.profile_for(profile, llm_target).flags
     wanted = {f: flags[f] for f in IDENTITY_FLAGS if f in flags}
     assert wanted, f"profile {profile} sets none of {IDENTITY_FLAGS}"
