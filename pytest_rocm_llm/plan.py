@@ -82,7 +82,8 @@ def _model_line(suite: Suite, target: Target, settings: Settings,
     path = model_path(suite, target, settings, environ)
     if path is not None:
         return path, path
-    if model.reference and not target.is_gpu:
+    # As the pool: a reference model is built locally, which a command prefix cannot use.
+    if model.reference and not (settings.engine_prefix and len(settings.engine_prefix) > 1):
         return None, f"built by the plugin: CPU reference {model.reference}"
     hint = f"set {model.path_env} or " if model.path_env else ""
     return None, f"not set: {hint}pass --llm-model-path"
@@ -175,7 +176,7 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
     w("")
     w(f"model: {model.id} (served as {model.served_name})")
     w(f"  path: {model_text}")
-    if path is None and not (model.reference and not target.is_gpu):
+    if path is None and not model_text.startswith("built by the plugin"):
         attention.append(f"model path {model_text}")
     w(f"engine: {_engine_line(suite, target, settings)}")
 

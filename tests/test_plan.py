@@ -190,3 +190,14 @@ def test_glm52_flags_pass_sglangs_own_parser() -> None:
     text = render_plan(suite, MI355X, settings(), report.results, report.error,
                        engine_version=report.version, environ={})
     assert text.count("flags: accepted by sglang 0.5.23's parser") == 3
+
+
+def test_plan_follows_the_pool_for_reference_models_and_command_prefixes() -> None:
+    smoke = load_suite(ROOT / "suites" / "smoke" / "suite.toml")
+    local = render_plan(smoke, MI355X, settings(), None, None, environ={})
+    assert "path: built by the plugin: CPU reference smollm2-135m-instruct" in local
+    assert "engine: sglang, run by the Python running pytest" in local
+    docker = ("docker", "exec", "-e", "SGLANG_USE_AITER", "sglang", "python3")
+    text = render_plan(smoke, MI355X, settings(engine_prefix=docker), None, None, environ={})
+    assert "engine: sglang, run by `docker exec -e SGLANG_USE_AITER sglang python3`" in text
+    assert "  - model path not set: set ROCM_LLM_SMOKE_MODEL or pass --llm-model-path" in text
