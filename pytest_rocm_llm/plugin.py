@@ -164,6 +164,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     s = config.stash[SETTINGS_KEY]
+    if s.plan and s.target is not None:
+        _print_plans(session, s)
+        return
     if s.target is None or s.endpoint is not None or config.option.collectonly:
         return
     if not any(SUITE_KEY in item.stash for item in session.items):
@@ -172,6 +175,30 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         check_hardware(s.target, s.engine_prefix or ())
     except HardwareMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _print_plans(session: pytest.Session, s: settings_mod.Settings) -> None:
+    """--llm-plan: no server, no test; works on any machine (flags are checked with the
+    engine's own parser through its interpreter or command prefix)."""
+    from .plan import gather_flag_checks, render_plan
+
+    assert s.target is not None
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    suites: dict[str, Suite] = {}
+    for item in session.items:
+        suite = item.stash.get(SUITE_KEY, None)
+        if suite is not None:
+            suites.setdefault(suite.name, suite)
+    for suite in suites.values():
+        report = gather_flag_checks(suite, s.target, s, progress_writer(session.config))
+        text = render_plan(suite, s.target, s, report.results, report.error,
+                           engine_version=report.version)
+        if tr is not None:
+            tr.section(f"rocm-llm plan: {suite.name} on {s.target.name}")
+            for line in text.splitlines():
+                tr.write_line(line)
+    session.config.hook.pytest_deselected(items=list(session.items))
+    session.items.clear()
 
 
 @pytest.hookimpl(wrapper=True)

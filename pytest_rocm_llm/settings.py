@@ -71,6 +71,10 @@ OPTIONS: tuple[Option, ...] = (
            False, is_bool=True),
     Option("--llm-results", "llm_results", None,
            "write one JSON file with every verdict, metric and provenance of the run"),
+    Option("--llm-plan", None, None,
+           "print each selected suite's plan (target, every profile's argv and environment, "
+           "workloads, checks and floors, flag validation) and run nothing", False,
+           is_bool=True),
     Option("--llm-container-image", "llm_container_image", "PYTEST_ROCM_LLM_CONTAINER_IMAGE",
            "container image (name@digest) the engine runs in, recorded in baselines"),
 )
@@ -92,6 +96,7 @@ class Settings:
     baseline_mode: str = "check"  # check | update (fail changed) | regen (write and pass)
     results_path: Path | None = None
     container_image: str | None = None
+    plan: bool = False
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
@@ -247,4 +252,5 @@ def resolve(config: pytest.Config) -> Settings:
                        "update" if _flag(raw["--llm-update-baselines"]) else "check"),
         results_path=parse_results(raw["--llm-results"]),
         container_image=str(raw["--llm-container-image"] or "") or None,
+        plan=_flag(raw["--llm-plan"]),
     )

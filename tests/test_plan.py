@@ -201,3 +201,20 @@ def test_plan_follows_the_pool_for_reference_models_and_command_prefixes() -> No
     text = render_plan(smoke, MI355X, settings(engine_prefix=docker), None, None, environ={})
     assert "engine: sglang, run by `docker exec -e SGLANG_USE_AITER sglang python3`" in text
     assert "  - model path not set: set ROCM_LLM_SMOKE_MODEL or pass --llm-model-path" in text
+
+
+def test_plan_option_prints_the_plan_and_runs_nothing(pytester: pytest.Pytester):
+    """--llm-plan through pytest itself: every selected suite's plan, no server, no test. The
+    engine command here cannot run sglang, so the flag validation reports that, by name."""
+    suite = pytester.path / "suites" / "glm52"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text(GLM52.read_text())
+    (suite / "test_glm52_x.py").write_text("def test_x(llm_server):\n    raise AssertionError\n")
+    result = pytester.runpytest("--rocm-target", "mi355x", "--llm-plan", "--llm-engine-cmd",
+                                "false", "-p", "no:cacheprovider", "suites")
+    result.stdout.fnmatch_lines([
+        "*rocm-llm plan: glm52 on mi355x*", "*profile spec*",
+        "*--speculative-algorithm EAGLE --speculative-num-steps 5*",
+        "*single_stream_speed: output_speed_tok_s >= 213 tok/s*", "*1 deselected*"])
+    assert "loading server" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED

@@ -1,0 +1,190 @@
+"""The Allure report of a real CPU-suite run: the result files carry labels, the measured
+value in the title, parameters, attachments (server argv, log tail, metrics, per-request CSV,
+latency histogram and throughput-vs-rate PNGs), environment.properties and categories.json;
+then the HTML report is generated with Allure's own generator and opened in headless
+Chromium, as a reviewer would, to see the suite, its checks, a value and a plot."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SMOKE_MODEL
+
+pytestmark = pytest.mark.engine
+
+SUITE = f"""
+[suite]
+name = "report"
+{SMOKE_MODEL}
+[profiles.default]
+flags = {{ "api-key" = "sk-do-not-leak" }}
+
+[workloads.decode]
+kind = "single_stream"
+input_tokens = 32
+output_tokens = 8
+requests = 3
+
+[workloads.sweep]
+kind = "rate_sweep"
+input_tokens = 32
+output_tokens = 4
+requests = 2
+rates = [0.5, 1.0]
+ttft_slo_s = 60
+warmup = 0
+
+[checks.speed]
+workload = "decode"
+metric = "output_speed_tok_s"
+min = 0.5
+source = "report test floor"
+
+[checks.saturation]
+workload = "sweep"
+metric = "saturation_rate"
+min = 0.5
+source = "report test floor"
+
+[checks.impossible]
+workload = "decode"
+metric = "output_speed_tok_s"
+min = 1000000
+source = "a floor no CPU reaches, so the report shows a regression"
+"""
+
+TESTS = "def test_check(llm_check, llm_judge):\n    llm_judge(llm_check)\n"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
+def results(alluredir: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
+
+
+def labels(r: dict) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for label in r["labels"]:
+        out.setdefault(label["name"], []).append(label["value"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def report_run(tmp_path_factory: pytest.TempPathFactory, reference_model_dir):
+    """One real run (its own server) with --alluredir; shared by the checks below."""
+    from tests.conftest import REFERENCE_CACHE
+
+    root = tmp_path_factory.mktemp("allure-run")
+    (root / "suites" / "report").mkdir(parents=True)
+    (root / "suites" / "report" / "suite.toml").write_text(SUITE)
+    (root / "suites" / "report" / "test_report.py").write_text(TESTS)
+    (root / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, "PYTEST_ROCM_LLM_CACHE": REFERENCE_CACHE}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--rocm-target", "cpu", "--alluredir", "allure",
+         "--llm-regen-all", "-p", "no:cacheprovider", "suites"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=1500)
+    return root, proc
+
+
+def test_result_files_carry_labels_values_and_attachments(report_run):
+    root, proc = report_run
+    assert "2 passed, 1 failed" in proc.stdout, proc.stdout[-3000:]
+    alluredir = root / "allure"
+    by_story = {labels(r)["story"][0]: r for r in results(alluredir)}
+    assert set(by_story) == {"speed", "saturation", "impossible"}
+    speed = by_story["speed"]
+    lab = labels(speed)
+    assert lab["parentSuite"] == ["cpu"] and lab["suite"] == ["report"]
+    assert lab["feature"] == ["performance"] and lab["subSuite"] == ["default"]
+    assert re.fullmatch(r"speed: output_speed_tok_s = [0-9.]+ tok/s", speed["name"])
+    params = {p["name"]: p["value"] for p in speed["parameters"]}
+    assert "default" in params["profile"] and "decode" in params["workload"]
+    names = {a["name"]: a for a in speed["attachments"]}
+    for want in ("server argv (default)", "metrics (decode)", "per-request records (decode)",
+                 "latency histogram (decode)"):
+        assert want in names, sorted(names)
+    assert any(n.startswith("server log tail (default") for n in names)
+    argv = (alluredir / names["server argv (default)"]["source"]).read_text()
+    assert "--api-key ***" in argv and "sk-do-not-leak" not in argv
+    png = alluredir / names["latency histogram (decode)"]["source"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    sweep = {a["name"] for a in by_story["saturation"]["attachments"]}
+    assert "throughput vs rate (sweep)" in sweep
+    bad = by_story["impossible"]
+    assert bad["status"] == "failed"
+    assert "performance regression: impossible" in bad["statusDetails"]["message"]
+    for path in alluredir.iterdir():  # the key reached no file of the report
+        assert b"sk-do-not-leak" not in path.read_bytes(), path.name
+
+
+def test_environment_and_categories(report_run):
+    root, _ = report_run
+    env = (root / "allure" / "environment.properties").read_text()
+    assert "target=cpu" in env and "engine=sglang 0.5.23" in env
+    assert "model=HuggingFaceTB/SmolLM2-135M-Instruct" in env
+    cats = json.loads((root / "allure" / "categories.json").read_text())
+    names = [c["name"] for c in cats]
+    for want in ("Infrastructure", "Performance regression", "Accuracy regression",
+                 "Parity divergence", "Precondition not met"):
+        assert any(n.startswith(want) for n in names)
+    msg = next(r for r in results(root / "allure")
+               if r["status"] == "failed")["statusDetails"]["message"]
+    matching = [c["name"] for c in cats if re.search(c["messageRegex"], msg)]
+    assert matching == ["Performance regression"]
+
+
+def report_tools() -> tuple[str, str] | None:
+    allure = shutil.which("allure") or os.environ.get("ALLURE_CLI")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    return (allure, chromium) if allure and chromium else None
+
+
+def dom_text(chromium: str, url: str, profile: Path) -> str:
+    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                          "--virtual-time-budget=20000", "--dump-dom", url],
+                         capture_output=True, text=True, timeout=180).stdout
+    body = re.sub(r"<(script|style).*?</\1>", " ", out[out.find("<body"):], flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))
+
+
+def test_html_report_as_a_person_sees_it(report_run, tmp_path: Path):
+    tools = report_tools()
+    if tools is None:
+        if os.environ.get("ROCM_LLM_REQUIRE_REPORT_TOOLS"):
+            pytest.fail("allure (npm: allure@3) and chromium (Debian: chromium) are required")
+        pytest.skip("needs the allure CLI (npm i allure@3) and Debian's chromium; "
+                    ".ci/run installs both")
+    allure, chromium = tools
+    root, _ = report_run
+    out = tmp_path / "html"
+    subprocess.run([allure, "generate", str(root / "allure"), "-o", str(out)], check=True,
+                   capture_output=True, timeout=300)
+    server = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind",
+                               "127.0.0.1"], cwd=out, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        port = int(re.search(r"port (\d+)", server.stdout.readline()).group(1))
+        base = f"http://127.0.0.1:{port}/index.html"
+        overview = dom_text(chromium, base, tmp_path / "chrome")
+        assert "Total 3" in overview and "Failed 1" in overview, overview[:2000]
+        speed_id = next(json.loads(p.read_text())["id"]
+                        for p in (out / "data" / "test-results").glob("*.json")
+                        if json.loads(p.read_text())["name"].startswith("speed:"))
+        page = dom_text(chromium, f"{base}#/{speed_id}", tmp_path / "chrome")
+        assert re.search(r"speed: output_speed_tok_s = [0-9.]+ tok/s", page), page[:2000]
+        assert "suite report" in page and "story speed" in page and "feature performance" in page
+        assert "latency histogram (decode) image/png" in page
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
