@@ -8,8 +8,9 @@ precondition fails as ``PreconditionNotMet`` naming what broke, never as a speed
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .gates import Gate, Measurement, binomial_stderr, gate_kind_for, stderr_of_mean
 from .tomlschema import REQUIRED, Table
@@ -43,7 +44,7 @@ class FloorMissed(AssertionError):
 @dataclass(frozen=True)
 class Check:
     name: str
-    workload: str
+    workload: str | None  # a performance check reads a workload ...
     metric: str
     min: float | None
     max: float | None
@@ -53,14 +54,27 @@ class Check:
     baseline: str = ""
     baseline_alpha: float = 0.01
     baseline_tolerance: float = 0.0
+    eval: str | None = None  # ... a correctness check reads an evaluation
+    # Accuracy floors that respect sample size: the exact one-sided binomial critical value
+    # around the reference score at this false-fail rate, minus the allowance.
+    reference_score: float | None = None
+    alpha: float = 0.01
+    allowance: float = 0.0
 
     @property
     def unit(self) -> str:
-        return UNITS.get(self.metric, "")
+        from .eval_config import UNITS as EVAL_UNITS
+
+        return UNITS.get(self.metric, "") if self.workload else EVAL_UNITS.get(self.metric, "")
+
+    @property
+    def feature(self) -> str:
+        return "performance" if self.workload else "correctness"
 
     @property
     def direction(self) -> str:
-        return "higher" if self.min is not None else "lower"
+        return "higher" if self.min is not None or self.reference_score is not None \
+            else "lower"
 
     @property
     def gate(self) -> Gate | None:
@@ -70,19 +84,33 @@ class Check:
         return Gate(kind, self.baseline_alpha, self.baseline_tolerance)  # type: ignore[arg-type]
 
 
-def parse_check(name: str, t: Table, workloads: dict[str, Workload],
-                base: Check | None = None) -> Check:
+def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
+                base: Check | None = None, evals: Mapping[str, Any] | None = None) -> Check:
     def d(key: str, fallback: object = REQUIRED) -> object:
         return getattr(base, key) if base is not None else fallback
 
-    workload = t.string("workload", d("workload"))
-    if workload not in workloads:
+    evals = evals or {}
+    workload = t.string("workload", d("workload", None))
+    evaluation = t.string("eval", d("eval", None))
+    if (workload is None) == (evaluation is None):
+        t.fail(None, "a check reads either a workload (workload = ...) or an evaluation "
+                     "(eval = ...), one of them")
+    if workload is not None and workload not in workloads:
         t.fail("workload", f"{workload!r} is not a workload ({', '.join(workloads) or 'none'})")
+    if evaluation is not None and evaluation not in evals:
+        t.fail("eval", f"{evaluation!r} is not an evaluation ({', '.join(evals) or 'none'})")
     metric = t.string("metric", d("metric"))
-    if metric not in UNITS:
+    if workload is not None and metric not in UNITS:
         t.fail("metric", f"{metric!r} is not a metric; metrics: {', '.join(UNITS)}")
+    if evaluation is not None:
+        from .eval_config import metric_known, metrics_of
+
+        kind = evals[evaluation].kind
+        if not metric_known(kind, metric):
+            t.fail("metric", f"{metric!r} is not a metric of a {kind} evaluation; "
+                             f"metrics: {metrics_of(kind)}")
     c = Check(
-        name=name, workload=workload, metric=metric,
+        name=name, workload=workload, eval=evaluation, metric=metric,
         min=t.number("min", d("min", None)), max=t.number("max", d("max", None)),
         source=t.string("source", d("source", "")),
         description=t.string("description", d("description", "")),
@@ -91,11 +119,19 @@ def parse_check(name: str, t: Table, workloads: dict[str, Workload],
                                 exclusive_minimum=True, maximum=0.5),
         baseline_tolerance=t.number("baseline_tolerance", d("baseline_tolerance", 0.0),
                                     minimum=0.0, maximum=10.0),
+        reference_score=t.number("reference_score", d("reference_score", None), minimum=0.0,
+                                 maximum=1.0),
+        alpha=t.number("alpha", d("alpha", 0.01), minimum=0, exclusive_minimum=True,
+                       maximum=0.5),
+        allowance=t.number("allowance", d("allowance", 0.0), minimum=0.0, maximum=1.0),
     )
+    if c.reference_score is not None and c.eval is None:
+        t.fail("reference_score", "a binomial floor needs an evaluation (eval = ...)")
     if c.baseline and c.baseline not in BASELINE_GATES:
         t.fail("baseline", f"{c.baseline!r} is not a gate ({', '.join(BASELINE_GATES)})")
-    if c.min is None and c.max is None:
-        t.fail(None, "a check needs min (a floor) or max (a ceiling)")
+    if c.min is None and c.max is None and c.reference_score is None:
+        t.fail(None, "a check needs min (a floor), max (a ceiling) or reference_score (a "
+                     "binomial floor around a published score)")
     if not c.source:
         t.fail("source", "say where the number comes from (a publication, a measurement)")
     t.done()

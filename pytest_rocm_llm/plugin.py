@@ -125,8 +125,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     target = metafunc.config.stash[SETTINGS_KEY].target
     params = []
     for check in suite.checks_for(target):
-        w = suite.workload_for(check.workload, target)
-        profile = w.profile or suite.default_profile
+        if check.workload is not None:
+            profile = suite.workload_for(check.workload, target).profile
+        else:
+            from .eval_config import profiles_of
+
+            profile = profiles_of(suite.eval_for(check.eval, target))[0]
+        profile = profile or suite.default_profile
         params.append(pytest.param(check, id=check.name,
                                     marks=pytest.mark.llm_profile(profile)))
     metafunc.parametrize("llm_check", params)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from .checks import Check, parse_check
+from .eval_config import parse_eval, profiles_of
 from .targets import TARGETS, FlagValue, Target
 from .tomlschema import Table
 from .workload_config import Workload, parse_workload
@@ -63,6 +64,8 @@ class Suite:
     target_profiles: Mapping[str, Mapping[str, Profile]] = field(default_factory=dict)
     workloads: Mapping[str, Workload] = field(default_factory=dict)
     checks: Mapping[str, Check] = field(default_factory=dict)
+    evals: Mapping[str, Any] = field(default_factory=dict)  # name -> the kind's config
+    target_evals: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # target -> name -> the workload / check as overridden for that target
     target_workloads: Mapping[str, Mapping[str, Workload]] = field(default_factory=dict)
     target_checks: Mapping[str, Mapping[str, Check]] = field(default_factory=dict)
@@ -78,6 +81,10 @@ class Suite:
         """The workload as overridden for ``target`` (as declared when there is none)."""
         override = self.target_workloads.get(target.name, {}) if target else {}
         return override.get(name) or self.workloads[name]
+
+    def eval_for(self, name: str, target: Target | None) -> Any:
+        override = self.target_evals.get(target.name, {}) if target else {}
+        return override.get(name) or self.evals[name]
 
     def checks_for(self, target: Target | None) -> list[Check]:
         override = self.target_checks.get(target.name, {}) if target else {}
@@ -202,14 +209,21 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
         if workloads[wname].profile not in (None, *profiles):
             wtab.fail("profile", f"{workloads[wname].profile!r} is not a profile "
                                  f"({', '.join(profiles)})")
+    evals: dict[str, Any] = {}
+    for ename, etab in root.table("evals").subtables():
+        evals[ename] = parse_eval(ename, etab)
+        for p in profiles_of(evals[ename]):
+            if p not in (None, *profiles):
+                etab.fail("profile", f"{p!r} is not a profile ({', '.join(profiles)})")
     checks: dict[str, Check] = {}
     for cname, ctab in root.table("checks").subtables():
-        checks[cname] = parse_check(cname, ctab, workloads)
+        checks[cname] = parse_check(cname, ctab, workloads, None, evals)
 
     target_models: dict[str, ModelSpec] = {}
     target_profiles: dict[str, dict[str, Profile]] = {}
     target_workloads: dict[str, dict[str, Workload]] = {}
     target_checks: dict[str, dict[str, Check]] = {}
+    target_evals: dict[str, dict[str, Any]] = {}
     for tname, tt in root.table("targets").subtables():
         if tname not in TARGETS:
             root.fail(f"targets.{tname}", f"unknown target; targets: {', '.join(TARGETS)}")
@@ -226,9 +240,11 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
         target_workloads[tname] = _overrides(
             tt.table("workloads"), "workload", workloads,
             lambda n, t: parse_workload(n, t, workloads[n]))
+        target_evals[tname] = _overrides(
+            tt.table("evals"), "evaluation", evals, lambda n, t: parse_eval(n, t, evals[n]))
         target_checks[tname] = _overrides(
             tt.table("checks"), "check", checks,
-            lambda n, t: parse_check(n, t, workloads, checks[n]))
+            lambda n, t: parse_check(n, t, workloads, checks[n], evals))
         tt.done()
     root.done()
     return Suite(
@@ -246,6 +262,8 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
         checks=MappingProxyType(checks),
         target_workloads=MappingProxyType(target_workloads),
         target_checks=MappingProxyType(target_checks),
+        evals=MappingProxyType(evals),
+        target_evals=MappingProxyType(target_evals),
     )
 
 

@@ -113,7 +113,11 @@ source = "test"
     ('metric = "output_tok_s"', 'metric = "tokens"', "'tokens' is not a metric"),
     ('workload = "w"', 'workload = "x"', "key 'checks.c.workload': 'x' is not a workload"),
     ('source = "test"', "", "key 'checks.c.source': say where the number comes from"),
-    ("min = 1", "", "a check needs min (a floor) or max (a ceiling)"),
+    ("min = 1", "", "a check needs min (a floor), max (a ceiling) or reference_score"),
+    ('workload = "w"', 'workload = "w"\neval = "e"', "reads either a workload"),
+    ('workload = "w"', 'eval = "e"', "key 'checks.c.eval': 'e' is not an evaluation"),
+    ("min = 1", "reference_score = 0.9", "a binomial floor needs an evaluation"),
+    ("min = 1", 'min = 1\nbaseline = "sideways"', "'sideways' is not a gate"),
 ])
 def test_bad_workloads_and_checks_are_usage_errors(old: str, new: str, expected: str) -> None:
     text = SUITE.replace(old, new, 1)
