@@ -102,3 +102,23 @@ def test_updates_merge_keep_reviewed_tolerance_and_report_changes(tmp_path: Path
 
 def test_schema_file_is_packaged():
     assert baselines.schema()["properties"]["schema_version"]["const"] == 1
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent.parent / "baselines")
+                                        .glob("*/*.json")), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_stored_baselines_match_their_suites(path: Path):
+    """Every stored baseline validates, and names checks (and their metrics) that its suite
+    declares; reference rows point at real checks too."""
+    from pytest_rocm_llm.suite_config import load_suite
+    from pytest_rocm_llm.targets import TARGETS
+
+    b = load(path)
+    assert b is not None and b.suite == path.stem and b.target == path.parent.name
+    suite = load_suite(Path(__file__).parent.parent / "suites" / b.suite / "suite.toml")
+    checks = {c.name: c for c in suite.checks_for(TARGETS[b.target])}
+    for name, e in b.entries.items():
+        assert name in checks, f"{path}: {name} is not a check of {b.suite}"
+        assert e.data["metric"] == checks[name].metric
+        assert e.data["direction"] == checks[name].direction
+    for row in b.reference_rows:
+        assert row["check"] in checks
