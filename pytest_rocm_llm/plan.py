@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from .engines import EngineError, FlagCheck, flags_to_argv, get_engine
@@ -292,3 +293,15 @@ def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
     except (EngineError, ProvisionError, OSError) as exc:
         return FlagReport(None, None, str(exc))
     return FlagReport(version, {c.profile: c for c in checks}, None)
+
+
+def print_plans(suites: list[Suite], target: Target, settings: Settings,
+                tr: Any, progress: Callable[[str], None]) -> None:
+    """--llm-plan: each suite's plan as a terminal section; no server, no test."""
+    for suite in suites:
+        report = gather_flag_checks(suite, target, settings, progress)
+        text = render_plan(suite, target, settings, report.results, report.error,
+                           engine_version=report.version)
+        tr.section(f"rocm-llm plan: {suite.name} on {target.name}")
+        for line in text.splitlines():
+            tr.write_line(line)

@@ -170,7 +170,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     s = config.stash[SETTINGS_KEY]
     if s.plan and s.target is not None:
-        _print_plans(session, s)
+        from .plan import print_plans
+
+        suites = {id(x): x for item in session.items if (x := item.stash.get(SUITE_KEY, None))}
+        print_plans(list(suites.values()), s.target, s,
+                    config.pluginmanager.get_plugin("terminalreporter"), progress_writer(config))
+        config.hook.pytest_deselected(items=list(session.items))
+        session.items.clear()
         return
     if s.target is None or s.endpoint is not None or config.option.collectonly:
         return
@@ -180,30 +186,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         check_hardware(s.target, s.engine_prefix or ())
     except HardwareMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
-
-
-def _print_plans(session: pytest.Session, s: settings_mod.Settings) -> None:
-    """--llm-plan: no server, no test; works on any machine (flags are checked with the
-    engine's own parser through its interpreter or command prefix)."""
-    from .plan import gather_flag_checks, render_plan
-
-    assert s.target is not None
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    suites: dict[str, Suite] = {}
-    for item in session.items:
-        suite = item.stash.get(SUITE_KEY, None)
-        if suite is not None:
-            suites.setdefault(suite.name, suite)
-    for suite in suites.values():
-        report = gather_flag_checks(suite, s.target, s, progress_writer(session.config))
-        text = render_plan(suite, s.target, s, report.results, report.error,
-                           engine_version=report.version)
-        if tr is not None:
-            tr.section(f"rocm-llm plan: {suite.name} on {s.target.name}")
-            for line in text.splitlines():
-                tr.write_line(line)
-    session.config.hook.pytest_deselected(items=list(session.items))
-    session.items.clear()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -247,32 +229,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         config.workeroutput[WORKEROUTPUT_KEY] = collector.to_workeroutput()  # type: ignore
         return
     collector.flush()  # only the controller writes baselines
-    _write_run_outputs(config, collector)
+    from .run_outputs import write_run_outputs
 
-
-def _write_run_outputs(config: pytest.Config, collector: RunCollector) -> None:
-    s = config.stash[SETTINGS_KEY]
-    run = {"target": s.target.name if s.target else None, "baseline_mode": s.baseline_mode,
-           "baselines_dir": str(s.baselines_dir), "container_image": s.container_image,
-           "rootdir": str(config.rootpath)}
-    if s.results_path is not None:
-        from .baselines import write_atomic
-        from .collector import results_document
-
-        write_atomic(s.results_path, results_document(collector.verdicts, run,
-                                                      collector.changes))
-    from . import allure_report
-
-    if allure_report.active(config) and collector.verdicts:
-        import socket
-
-        def joined(attr: str) -> str:
-            return ", ".join(sorted({getattr(v, attr) for v in collector.verdicts} - {""}))
-
-        env = {"target": joined("target"), "engine": joined("engine"),
-               "model": joined("model"), "suites": joined("suite"),
-               "host": socket.gethostname(), "baseline_mode": s.baseline_mode}
-        allure_report.write_run_files(Path(config.option.allure_report_dir), env)
+    write_run_outputs(config, config.stash[SETTINGS_KEY], collector)
 
 
 @pytest.hookimpl
