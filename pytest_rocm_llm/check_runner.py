@@ -18,12 +18,15 @@ import pytest
 
 from . import allure_report
 from .collector import VERDICT_PROPERTY, RunCollector
-from .judge import BaselineCache, Outcome, base_verdict, judge_workload, profile_argv
+from .judge import (BaselineCache, Outcome, base_verdict, judge_eval, judge_workload,
+                    profile_argv)
 from .provenance import collect
 from .verdicts import Mode, Verdict
 
 if TYPE_CHECKING:
     from .checks import Check
+    from .eval_runs import EvalRuns
+    from .evaluation import EvalResult
     from .pool import LLMServer
     from .runs import WorkloadRuns
     from .settings import Settings
@@ -158,3 +161,37 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
                              artifacts)
     return finish(request, ctx, outcome,
                   lambda: server_attachments(server) + workload_attachments(result, artifacts))
+
+
+def eval_attachments(result: EvalResult) -> list[allure_report.Attachment]:
+    return [
+        allure_report.Attachment(f"metrics ({result.name})", json.dumps(
+            {"evaluation": result.name, "kind": result.kind, "metrics": dict(result.metrics),
+             "problems": list(result.problems), "details": list(result.details)}, indent=2),
+            "json"),
+        allure_report.Attachment(f"per-item records ({result.name})",
+                                 json.dumps(list(result.records), indent=1, default=str),
+                                 "json")]
+
+
+def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
+                   servers: Callable[[str | None], LLMServer], evals: EvalRuns) -> float | None:
+    from .eval_config import profiles_of
+    from .eval_runs import EvalUnavailable
+
+    assert check.eval is not None
+    config = ctx.suite.eval_for(check.eval, ctx.target)
+    profile = profiles_of(config)[0] or ctx.suite.default_profile
+    try:
+        result = evals.get(ctx.suite.name, config, servers)
+    except EvalUnavailable as exc:
+        pytest.skip(f"{check.name}: {exc}")
+    except ctx.infra_errors as exc:
+        infrastructure(request, ctx, check, profile, "correctness", exc)
+        raise  # unreachable: pytest.fail raised
+    server = servers(profile)
+    artifacts = evals.artifacts(ctx.suite.name, config.name)
+    outcome = judge_eval(check, result, ctx.suite, ctx.target, server, ctx.baselines,
+                         ctx.mode, provenance_of(ctx, server), request.node.nodeid, artifacts)
+    return finish(request, ctx, outcome,
+                  lambda: server_attachments(server) + eval_attachments(result))

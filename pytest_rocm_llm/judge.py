@@ -16,6 +16,7 @@ from .baselines import BaselineFile, baseline_path, load
 from .checks import Check, FloorMissed, PreconditionNotMet, measure, preconditions
 from .engines import flags_to_argv
 from .gates import Measurement
+from .evaluation import EvalResult
 from .verdicts import CheckSpec, Decision, Mode, Verdict, decide
 
 if TYPE_CHECKING:
@@ -118,3 +119,48 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
     if not problems and result.metrics.get(check.metric) is not None:
         m = measure(check, result)
     return conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
+
+
+def eval_measurement(check: Check, result: EvalResult) -> Measurement:
+    from .eval_config import RATIO_METRICS
+    from .gates import binomial_stderr
+
+    value = float(result.metrics[check.metric])
+    n = int(result.metrics.get("n") or result.metrics.get("prompts") or len(result.records) or 1)
+    spread = binomial_stderr(value, n) if check.metric in RATIO_METRICS else None
+    return Measurement(value, n, spread)
+
+
+def eval_spec(check: Check, m: Measurement | None) -> CheckSpec:
+    """A binomial floor is computed from the number of items actually scored."""
+    if check.reference_score is None or m is None:
+        return spec_of(check)
+    from .evals.stats import binomial_floor
+
+    floor = binomial_floor(check.reference_score, m.n, check.alpha, check.allowance)
+    source = (f"{check.source}; exact one-sided binomial floor of {check.reference_score:g} "
+              f"over n={m.n} at alpha {check.alpha:g}"
+              + (f", minus allowance {check.allowance:g}" if check.allowance else ""))
+    return CheckSpec(check.name, check.metric, check.unit, floor, check.max, source, check.gate)
+
+
+def judge_eval(check: Check, result: EvalResult, suite: Suite, target: Target,
+               server: LLMServer, baselines: BaselineCache, mode: Mode,
+               provenance: Mapping[str, Any], nodeid: str,
+               artifacts: Mapping[str, str]) -> Outcome:
+    base = base_verdict(check, suite, target, server.profile, "correctness", nodeid, None,
+                        artifacts, server)
+    problems = list(result.problems)
+    m = None
+    if not problems and result.metrics.get(check.metric) is not None:
+        m = eval_measurement(check, result)
+    outcome = conclude(eval_spec(check, m), m, problems, base, baselines, mode, provenance,
+                       result.kind)
+    if outcome.error is not None and result.details and outcome.decision.cause != "baseline":
+        # What diverged or degenerated, in words, under the verdict.
+        shown = list(result.details[:10])
+        more = len(result.details) - len(shown)
+        text = f"{outcome.error}\n  " + "\n  ".join(shown) + (
+            f"\n  ... and {more} more" if more > 0 else "")
+        return Outcome(outcome.decision, type(outcome.error)(text))
+    return outcome

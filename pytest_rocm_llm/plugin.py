@@ -27,11 +27,13 @@ SETTINGS_KEY = pytest.StashKey[settings_mod.Settings]()
 POOL_KEY = pytest.StashKey[ServerPool]()
 SUITE_KEY = pytest.StashKey[Suite]()
 RUNS_KEY = pytest.StashKey["WorkloadRuns"]()
+EVALS_KEY = pytest.StashKey["EvalRuns"]()
 COLLECTOR_KEY = pytest.StashKey[RunCollector]()
 BASELINES_KEY = pytest.StashKey[BaselineCache]()
 
 if TYPE_CHECKING:
     from .checks import Check
+    from .eval_runs import EvalRuns
     from .runs import WorkloadRuns
     from .workloads import WorkloadResult
 
@@ -369,6 +371,21 @@ def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
     return runs
 
 
+@pytest.fixture(scope="session")
+def llm_evals(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
+              tmp_path_factory: pytest.TempPathFactory) -> EvalRuns:
+    """Each declared evaluation's result, run once per session and shared by its checks."""
+    from .engines import get_engine
+    from .eval_runs import EvalRuns
+
+    evals = EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals", llm_settings.data_dir,
+                     llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
+                     progress_writer(pytestconfig),
+                     lambda srv: get_engine(srv.engine).accept_length(srv.base_url))
+    pytestconfig.stash[EVALS_KEY] = evals
+    return evals
+
+
 @pytest.fixture
 def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Target,
                  llm_servers: Callable[[str | None], LLMServer],
@@ -400,10 +417,10 @@ def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: T
 def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Target,
               llm_settings: settings_mod.Settings,
               llm_servers: Callable[[str | None], LLMServer],
-              llm_runs: WorkloadRuns) -> Callable[[Check], float | None]:
+              llm_runs: WorkloadRuns, llm_evals: EvalRuns) -> Callable[[Check], float | None]:
     """``llm_judge(check)``: run what the check reads (once per session), judge it against
     its floor and its baseline, record the verdict; fails the test with what broke."""
-    from .check_runner import CheckContext, run_workload_check
+    from .check_runner import CheckContext, run_eval_check, run_workload_check
 
     config = request.config
     ctx = CheckContext(
@@ -414,6 +431,8 @@ def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Targ
 
     def judge(check: Check) -> float | None:
         __tracebackhide__ = True
+        if check.eval is not None:
+            return run_eval_check(request, ctx, check, llm_servers, llm_evals)
         return run_workload_check(request, ctx, check, llm_servers, llm_runs)
 
     return judge

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -71,6 +72,14 @@ OPTIONS: tuple[Option, ...] = (
            False, is_bool=True),
     Option("--llm-results", "llm_results", None,
            "write one JSON file with every verdict, metric and provenance of the run"),
+    Option("--llm-data-dir", "llm_data_dir", "ROCM_LLM_DATA_DIR",
+           "directory of evaluation datasets (e.g. gsm8k/test.jsonl); never downloaded: "
+           "evals whose data is missing skip, saying where to get it"),
+    Option("--llm-gpqa-csv", "llm_gpqa_csv", "ROCM_LLM_GPQA_CSV",
+           "your copy of GPQA-Diamond's CSV (not shipped: its authors ask that examples not "
+           "be published); question text never leaves it"),
+    Option("--llm-gpqa-sha256", "llm_gpqa_sha256", "ROCM_LLM_GPQA_SHA256",
+           "expected sha256 of the GPQA CSV (optional)"),
     Option("--llm-plan", None, None,
            "print each selected suite's plan (target, every profile's argv and environment, "
            "workloads, checks and floors, flag validation) and run nothing", False,
@@ -97,6 +106,9 @@ class Settings:
     results_path: Path | None = None
     container_image: str | None = None
     plan: bool = False
+    data_dir: Path | None = None
+    gpqa_csv: Path | None = None
+    gpqa_sha256: str | None = None
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
@@ -232,6 +244,15 @@ def parse_results(value: Any) -> Path | None:
     return path
 
 
+def parse_sha256(value: Any) -> str | None:
+    if value in (None, ""):
+        return None
+    text = str(value).strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", text):
+        raise _bad("--llm-gpqa-sha256", value, "expected 64 hexadecimal digits")
+    return text
+
+
 def resolve(config: pytest.Config) -> Settings:
     raw = {opt.flag: _raw(config, opt) for opt in OPTIONS}
     keep = raw["--llm-keep-logs"]
@@ -253,4 +274,9 @@ def resolve(config: pytest.Config) -> Settings:
         results_path=parse_results(raw["--llm-results"]),
         container_image=str(raw["--llm-container-image"] or "") or None,
         plan=_flag(raw["--llm-plan"]),
+        data_dir=_existing("--llm-data-dir", raw["--llm-data-dir"], True,
+                           "expected an existing directory (e.g. one holding gsm8k/test.jsonl)"),
+        gpqa_csv=_existing("--llm-gpqa-csv", raw["--llm-gpqa-csv"], False,
+                           "expected your copy of the GPQA-Diamond CSV file"),
+        gpqa_sha256=parse_sha256(raw["--llm-gpqa-sha256"]),
     )

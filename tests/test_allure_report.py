@@ -26,7 +26,7 @@ SUITE = f"""
 name = "report"
 {SMOKE_MODEL}
 [profiles.default]
-flags = {{ "api-key" = "sk-do-not-leak" }}
+env = {{ HF_TOKEN = "hf-do-not-leak" }}
 
 [workloads.decode]
 kind = "single_stream"
@@ -116,7 +116,7 @@ def test_result_files_carry_labels_values_and_attachments(report_run):
         assert want in names, sorted(names)
     assert any(n.startswith("server log tail (default") for n in names)
     argv = (alluredir / names["server argv (default)"]["source"]).read_text()
-    assert "--api-key ***" in argv and "sk-do-not-leak" not in argv
+    assert "HF_TOKEN=***" in argv and "hf-do-not-leak" not in argv
     png = alluredir / names["latency histogram (decode)"]["source"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     sweep = {a["name"] for a in by_story["saturation"]["attachments"]}
@@ -125,7 +125,7 @@ def test_result_files_carry_labels_values_and_attachments(report_run):
     assert bad["status"] == "failed"
     assert "performance regression: impossible" in bad["statusDetails"]["message"]
     for path in alluredir.iterdir():  # the key reached no file of the report
-        assert b"sk-do-not-leak" not in path.read_bytes(), path.name
+        assert b"hf-do-not-leak" not in path.read_bytes(), path.name
 
 
 def test_environment_and_categories(report_run):

@@ -90,3 +90,15 @@ def test_summary_table_and_results_document():
     doc = results_document([v], {"target": "mi355x"}, [])
     assert doc["counts"] == {"fail": 1} and doc["verdicts"][0]["measured"] == 120.0
     assert Verdict.from_json(json.loads(json.dumps(v.to_json()))) == v
+
+
+def test_secrets_are_masked_in_argv_and_environment():
+    from pytest_rocm_llm.check_runner import redact_argv, redact_env
+
+    argv = ["python", "-m", "sglang.launch_server", "--api-key", "sk-1", "--port", "1",
+            "--admin-api-key=sk-2", "--hf-token", "t"]
+    shown = " ".join(redact_argv(argv))
+    assert "sk-1" not in shown and "sk-2" not in shown and " t" not in shown.replace("--", "")
+    assert "--port 1" in shown and "--api-key ***" in shown and "--admin-api-key=***" in shown
+    assert redact_env({"HF_TOKEN": "x", "AWS_SECRET_ACCESS_KEY": "y", "OMP": "2"}) == \
+        {"HF_TOKEN": "***", "AWS_SECRET_ACCESS_KEY": "***", "OMP": "2"}
