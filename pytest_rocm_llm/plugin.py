@@ -127,13 +127,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     target = metafunc.config.stash[SETTINGS_KEY].target
     params = []
     for check in suite.checks_for(target):
-        if check.workload is not None:
-            profile = suite.workload_for(check.workload, target).profile
-        else:
-            from .eval_config import profiles_of
-
-            profile = profiles_of(suite.eval_for(check.eval, target))[0]
-        profile = profile or suite.default_profile
+        profile = suite.check_profile(check, target)
         params.append(pytest.param(check, id=check.name,
                                     marks=pytest.mark.llm_profile(profile)))
     metafunc.parametrize("llm_check", params)

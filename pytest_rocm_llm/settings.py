@@ -244,6 +244,18 @@ def parse_results(value: Any) -> Path | None:
     return path
 
 
+def parse_data_dir(value: Any, rootdir: Path) -> Path | None:
+    """Relative to the rootdir. A directory that does not exist is not an error here: each
+    evaluation whose data is missing skips, naming the file and where to get it."""
+    if value in (None, ""):
+        return None
+    path = Path(str(value)).expanduser()
+    path = (path if path.is_absolute() else rootdir / path).resolve()
+    if path.exists() and not path.is_dir():
+        raise _bad("--llm-data-dir", str(value), "expected a directory (it is a file)")
+    return path
+
+
 def parse_sha256(value: Any) -> str | None:
     if value in (None, ""):
         return None
@@ -274,8 +286,7 @@ def resolve(config: pytest.Config) -> Settings:
         results_path=parse_results(raw["--llm-results"]),
         container_image=str(raw["--llm-container-image"] or "") or None,
         plan=_flag(raw["--llm-plan"]),
-        data_dir=_existing("--llm-data-dir", raw["--llm-data-dir"], True,
-                           "expected an existing directory (e.g. one holding gsm8k/test.jsonl)"),
+        data_dir=parse_data_dir(raw["--llm-data-dir"], config.rootpath),
         gpqa_csv=_existing("--llm-gpqa-csv", raw["--llm-gpqa-csv"], False,
                            "expected your copy of the GPQA-Diamond CSV file"),
         gpqa_sha256=parse_sha256(raw["--llm-gpqa-sha256"]),

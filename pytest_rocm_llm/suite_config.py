@@ -86,6 +86,14 @@ class Suite:
         override = self.target_evals.get(target.name, {}) if target else {}
         return override.get(name) or self.evals[name]
 
+    def check_profile(self, check: Check, target: Target | None) -> str:
+        """The profile whose server a check needs first (parity: the speculative one)."""
+        if check.workload is not None:
+            profile = self.workload_for(check.workload, target).profile
+        else:
+            profile = profiles_of(self.eval_for(check.eval, target))[0]
+        return profile or self.default_profile
+
     def checks_for(self, target: Target | None) -> list[Check]:
         override = self.target_checks.get(target.name, {}) if target else {}
         return [override.get(n, c) for n, c in self.checks.items()]
