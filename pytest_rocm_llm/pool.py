@@ -125,13 +125,11 @@ class ServerPool:
             if self.settings.engine_prefix is not None and len(prefix) != 1:
                 raise SuiteUnavailable(f"reference model {model.reference} is built with a "
                                        "local interpreter; pass --llm-model-path")
-            if engine != "sglang" and self.settings.engine_prefix is None:
-                # The converter runs in sglang's environment; every engine loads its output.
-                from .reference.provision import ensure_engine
-
-                prefix = (str(ensure_engine(self.settings.cache_dir, self.progress)),)
-            return str(ensure_model(self.settings.cache_dir, model.reference,
-                                    Path(prefix[0]), self.progress))
+            # The converter needs gguf and transformers: the sglang reference env has them.
+            python = (Path(prefix[0]) if engine == "sglang" or self.settings.engine_prefix
+                      else None)
+            return str(ensure_model(self.settings.cache_dir, model.reference, python,
+                                    self.progress))
         hint = f"set ${model.path_env} or " if model.path_env else ""
         raise SuiteUnavailable(f"model {model.id} not found: {hint}pass --llm-model-path")
 

