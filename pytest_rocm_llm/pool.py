@@ -1,5 +1,8 @@
 """One server per (suite, profile): resolved, validated, started on first use, reused, stopped.
 
+A profile may name its own engine (the CPU reference runs speculative profiles on vLLM), so
+the engine environment, model path and flag check are prepared once per (suite, engine).
+
 No pytest in here: the plugin wraps it in fixtures and maps its exceptions to outcomes.
 A profile that failed to start (or whose server died) stays failed for the rest of the run:
 later tests get the same error at once instead of a relaunch storm.
@@ -69,7 +72,7 @@ class ServerPool:
     on_stop: Callable[[LLMServer, int | None], None] | None = None
     _servers: dict[tuple[str, str], LLMServer] = field(default_factory=dict)
     _failed: dict[tuple[str, str], Exception] = field(default_factory=dict)
-    _suites: dict[str, _SuiteState] = field(default_factory=dict)
+    _suites: dict[tuple[str, str], _SuiteState] = field(default_factory=dict)
     _hw_error: Exception | None = None
     _hw_checked: bool = False
     _ports: list[int] = field(default_factory=list)
@@ -81,20 +84,27 @@ class ServerPool:
 
     # -- resolution -------------------------------------------------------------------------
 
-    def _engine_prefix(self, suite: Suite) -> tuple[str, ...]:
+    def _engine_prefix(self, suite: Suite, engine: str) -> tuple[str, ...]:
         if self.settings.engine_prefix is not None:
+            if engine != suite.engine:
+                # One --llm-engine-python/--llm-engine-cmd names one engine's environment.
+                raise SuiteUnavailable(
+                    f"profiles {', '.join(suite.profiles_of(engine))} of suite {suite.name} "
+                    f"run on {engine}, but the engine given by --llm-engine-python/"
+                    f"--llm-engine-cmd is for {suite.engine}")
             return self.settings.engine_prefix
         if not self.target.is_gpu:
             from .reference.provision import ensure_engine
 
-            return (str(ensure_engine(self.settings.cache_dir, self.progress)),)
+            return (str(ensure_engine(self.settings.cache_dir, self.progress, engine=engine)),)
         # On a GPU node inside the engine's image, the engine's Python is usually the one
         # running pytest; flag validation reports clearly if sglang is not importable there.
         import sys
 
         return (sys.executable,)
 
-    def _model_path(self, suite: Suite, model: ModelSpec, prefix: tuple[str, ...]) -> str:
+    def _model_path(self, suite: Suite, model: ModelSpec, prefix: tuple[str, ...],
+                    engine: str) -> str:
         if self.settings.model_path is not None:
             return str(self.settings.model_path)
         if model.path_env and os.environ.get(model.path_env):
@@ -115,14 +125,17 @@ class ServerPool:
             if self.settings.engine_prefix is not None and len(prefix) != 1:
                 raise SuiteUnavailable(f"reference model {model.reference} is built with a "
                                        "local interpreter; pass --llm-model-path")
-            return str(ensure_model(self.settings.cache_dir, model.reference,
-                                    Path(prefix[0]), self.progress))
+            # The converter needs gguf and transformers: the sglang reference env has them.
+            python = (Path(prefix[0]) if engine == "sglang" or self.settings.engine_prefix
+                      else None)
+            return str(ensure_model(self.settings.cache_dir, model.reference, python,
+                                    self.progress))
         hint = f"set ${model.path_env} or " if model.path_env else ""
         raise SuiteUnavailable(f"model {model.id} not found: {hint}pass --llm-model-path")
 
     def server_env(self, suite: Suite, profile: str) -> dict[str, str]:
         env = dict(suite.profile_for(profile, self.target).env)
-        if not self.target.is_gpu:
+        if not self.target.is_gpu and suite.engine_of(profile) == "sglang":
             from .reference.provision import STUBS
 
             # sgl_kernel has no CPU build on PyPI; the stub lets sglang import on CPU.
@@ -130,23 +143,25 @@ class ServerPool:
                 p for p in (str(STUBS), env.get("PYTHONPATH", "")) if p)
         return env
 
-    def _prepare_suite(self, suite: Suite) -> _SuiteState:
-        state = self._suites.get(suite.name)
+    def _prepare_suite(self, suite: Suite, engine: str) -> _SuiteState:
+        state = self._suites.get((suite.name, engine))
         if state is not None:
             if state.error is not None:
                 raise state.error
             return state
         state = _SuiteState()
-        self._suites[suite.name] = state
+        self._suites[(suite.name, engine)] = state
         try:
             if self.target.name not in suite.targets:
                 raise SuiteUnavailable(f"suite {suite.name} does not run on target "
                                        f"{self.target.name} (targets: {', '.join(suite.targets)})")
             self._check_hardware()
-            prefix = self._engine_prefix(suite)
+            prefix = self._engine_prefix(suite, engine)
             state.prefix = prefix
-            state.model_path = self._model_path(suite, suite.model_for(self.target), prefix)
-            state.engine_version = self._validate_flags(suite, prefix, state.model_path)
+            state.model_path = self._model_path(suite, suite.model_for(self.target), prefix,
+                                                engine)
+            state.engine_version = self._validate_flags(suite, engine, prefix,
+                                                        state.model_path)
         except Exception as exc:
             state.error = exc
             raise
@@ -164,29 +179,31 @@ class ServerPool:
 
     def launch_argv(self, suite: Suite, profile: str, prefix: tuple[str, ...],
                     model_path: str, port: int) -> list[str]:
-        engine = get_engine(suite.engine)
+        engine = get_engine(suite.engine_of(profile))
         flags = suite.profile_for(profile, self.target).flags
         model = suite.model_for(self.target)
         return engine.launch_argv(prefix, model_path, model.served_name,
                                   self.settings.host, port, flags)
 
-    def _validate_flags(self, suite: Suite, prefix: tuple[str, ...], model_path: str) -> str:
-        engine = get_engine(suite.engine)
+    def _validate_flags(self, suite: Suite, engine_name: str, prefix: tuple[str, ...],
+                        model_path: str) -> str:
+        engine = get_engine(engine_name)
         model = suite.model_for(self.target)
+        names = suite.profiles_of(engine_name)
         argvs = {
             name: [*engine.base_args(model_path, model.served_name, self.settings.host, 30000),
                    *flags_to_argv(suite.profile_for(name, self.target).flags)]
-            for name in suite.profiles
+            for name in names
         }
         self.progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
-                      f"{suite.engine}'s own argument parser")
+                      f"{engine_name}'s own argument parser")
         version, checks = engine.check_flags(prefix, argvs,
-                                             env=self.server_env(suite, suite.default_profile))
+                                             env=self.server_env(suite, names[0]))
         bad = [c for c in checks if not c.ok]
         if bad:
             lines = [f"  profile {c.profile!r}: {c.message}" for c in bad]
             names = sorted({f for c in bad for f in c.unknown})
-            head = (f"{suite.file}: {suite.engine} {version} rejects flags "
+            head = (f"{suite.file}: {engine_name} {version} rejects flags "
                     + (f"{', '.join(names)} " if names else "")
                     + "before launch; fix the profile(s) in suite.toml:")
             raise ConfigProblem("\n".join([head, *lines]))
@@ -212,7 +229,7 @@ class ServerPool:
             return server
         if self.settings.endpoint is not None:
             return self._attach(suite, profile)
-        state = self._prepare_suite(suite)
+        state = self._prepare_suite(suite, suite.engine_of(profile))
         self._make_room(f"{suite.name}/{profile}")
         try:
             server = self._launch(suite, profile, state)
@@ -228,7 +245,7 @@ class ServerPool:
         if profile != suite.default_profile:
             raise SuiteUnavailable(f"attached to --llm-endpoint; profile {profile!r} of suite "
                                    f"{suite.name} is not launched in attach mode")
-        engine = get_engine(suite.engine)
+        engine = get_engine(suite.engine_of(profile))
         url = self.settings.endpoint or ""
         try:
             info = engine.server_info(url)
@@ -238,7 +255,7 @@ class ServerPool:
         # test process can read the tokenizer.
         model_path = (str(self.settings.model_path) if self.settings.model_path
                       else str(info.get("model_path", "")))
-        server = LLMServer(suite.name, profile, url, suite.engine,
+        server = LLMServer(suite.name, profile, url, engine.name,
                            str(info.get("served_model_name") or suite.model.served_name),
                            model_path, (), {}, str(info.get("version", "unknown")))
         self._servers[(suite.name, profile)] = server
@@ -257,7 +274,7 @@ class ServerPool:
 
     def _launch(self, suite: Suite, profile: str, state: _SuiteState) -> LLMServer:
         assert state.prefix is not None and state.model_path is not None
-        engine = get_engine(suite.engine)
+        engine = get_engine(suite.engine_of(profile))
         port = claim_port(self.settings.host)
         self._ports.append(port)
         argv = self.launch_argv(suite, profile, state.prefix, state.model_path, port)
@@ -277,7 +294,7 @@ class ServerPool:
             proc.stop()
             raise
         model = suite.model_for(self.target)
-        return LLMServer(suite.name, profile, spec.base_url, suite.engine, model.served_name,
+        return LLMServer(suite.name, profile, spec.base_url, engine.name, model.served_name,
                          state.model_path, spec.argv, env, state.engine_version or "unknown",
                          proc, spec.log_path)
 

