@@ -35,6 +35,9 @@ class Thresholds:
     tail_repeats: float = 3.0
     tail_min_block: int = 16
     tail_window: int = 6000
+    # A run of one non-space character: separator rules in code and Markdown stay within
+    # ~120; a model stuck on one token ("!!!!...") goes far past.
+    max_char_run: int = 256
     # U+FFFD (bytes that did not decode) and control characters other than \t \n \r:
     # a tokenizer/detokenizer mismatch or garbage logits. One U+FFFD at the very end is
     # normal (output cut inside a multi-byte character), hence the minimum count.
@@ -44,7 +47,7 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class Finding:
-    detector: str  # compression_ratio | repeated_4gram | tail_loop | bad_chars
+    detector: str  # compression_ratio | repeated_4gram | tail_loop | char_run | bad_chars
     value: float
     threshold: float
 
@@ -95,12 +98,20 @@ def tail_loop(text: str, min_block: int, window: int) -> tuple[float, int]:
     n = len(tail)
     for p in range(min_block, n // 3 + 1):
         # the last 3p characters have period p
-        if tail[n - 2 * p:] == tail[n - 3 * p:n - p]:
+        # (a run of one character, like a '#####' rule in code, is the char_run detector's)
+        if tail[n - 2 * p:] == tail[n - 3 * p:n - p] and len(set(tail[n - p:])) > 1:
             start = n - 3 * p
             while start > 0 and tail[start - 1] == tail[start - 1 + p]:
                 start -= 1
             return (n - start) / p, p
     return 0.0, 0
+
+
+_CHAR_RUN = re.compile(r"(\S)\1*")
+
+
+def longest_char_run(text: str) -> int:
+    return max((m.end() - m.start() for m in _CHAR_RUN.finditer(text)), default=0)
 
 
 def bad_chars(text: str) -> int:
@@ -122,6 +133,9 @@ def detect(text: str, thresholds: Thresholds = Thresholds()) -> list[Finding]:
     repeats, _ = tail_loop(text, t.tail_min_block, t.tail_window)
     if repeats >= t.tail_repeats:
         found.append(Finding("tail_loop", repeats, t.tail_repeats))
+    run = longest_char_run(text)
+    if run > t.max_char_run:
+        found.append(Finding("char_run", run, t.max_char_run))
     bad = bad_chars(text)
     if text and bad >= t.bad_char_min_count and bad / len(text) > t.bad_char_rate:
         found.append(Finding("bad_chars", bad / len(text), t.bad_char_rate))

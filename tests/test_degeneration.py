@@ -71,6 +71,11 @@ def test_repetition_in_the_middle_is_caught_by_ngrams() -> None:
     assert "repeated_4gram" in found and "tail_loop" not in found
 
 
+def test_one_character_flood_is_a_char_run_but_a_rule_line_is_not() -> None:
+    assert "char_run" in names("The answer is " + "!" * 400)
+    assert names("#" * 80 + "\n### Section\n" + "#" * 80) == set()
+
+
 def test_replacement_and_control_characters() -> None:
     garbage = "The result is " + "\ufffd\x07ab" * 20
     assert "bad_chars" in names(garbage)
