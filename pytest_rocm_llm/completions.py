@@ -23,6 +23,7 @@ A request that fails (transport error, non-200, malformed body) is a ``Generatio
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -193,7 +194,7 @@ async def generate(client: httpx.AsyncClient, endpoint: Endpoint, prompt_ids: Se
         return failed(f"malformed response: {type(exc).__name__}: {exc}", latency)
     if not gen.token_ids:
         return failed("the response carried no output tokens", latency)
-    return Generation(**{**gen.__dict__, "latency_s": latency})
+    return dataclasses.replace(gen, latency_s=latency)
 
 
 def client_for(endpoint: Endpoint) -> httpx.AsyncClient:

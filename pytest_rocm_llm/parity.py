@@ -158,8 +158,8 @@ def run_parity(config: ParityConfig, ref: Endpoint, spec: Endpoint,
     if failures:
         problems.append(f"{len(failures)} request(s) failed, e.g. {failures[0][0]} on the "
                         f"{failures[0][1]} server: {failures[0][2]}")
-    comps = [compare(pid, r, s, config.tolerance, config.exact)
-             for (pid, _), r, s in zip(prompts, refs, specs) if r.ok and s.ok]
+    both = [(pid, r, s) for (pid, _), r, s in zip(prompts, refs, specs) if r.ok and s.ok]
+    comps = [compare(pid, r, s, config.tolerance, config.exact) for pid, r, s in both]
     if not comps:
         problems.append("no prompt produced output on both servers")
     server_al = accept_length()
@@ -187,9 +187,7 @@ def run_parity(config: ParityConfig, ref: Endpoint, spec: Endpoint,
     if request_al is not None:
         metrics["accept_length_requests"] = request_al
     records = [{**asdict(c), "ref_tokens": len(r.token_ids), "spec_tokens": len(s.token_ids),
-                "spec_accept_length": s.accept_length}
-               for c, r, s in zip(comps, [r for r, s in zip(refs, specs) if r.ok and s.ok],
-                                  [s for r, s in zip(refs, specs) if r.ok and s.ok])]
+                "spec_accept_length": s.accept_length} for c, (_, r, s) in zip(comps, both)]
     details = [describe(c, decode) for c in comps if c.outcome == "divergence"]
     if n and metrics["agree_ratio"] < config.min_agree_ratio:
         details.append(f"agree ratio {metrics['agree_ratio']:.3f} < min_agree_ratio "
