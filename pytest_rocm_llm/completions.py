@@ -149,7 +149,7 @@ def parse_completions(data: Mapping[str, Any]) -> Generation:
     """One /v1/completions response (non-streamed) as a Generation."""
     choice = (data.get("choices") or [None])[0]
     if not isinstance(choice, Mapping):
-        raise ValueError("response has no choices")
+        raise TypeError("response has no choices")
     lp = choice.get("logprobs") or {}
     tokens = lp.get("tokens") or []
     ids = tuple(int(i) for i in choice.get("token_ids") or ()) or tuple(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from .completions import APIS, Endpoint, generate_sync
@@ -68,7 +69,9 @@ class Item:
 
 class _Encoder:
     def __init__(self, tokenizer_path: str) -> None:
-        from tokenizers import Tokenizer  # imported here: loading the plugin stays light
+        from tokenizers import (
+            Tokenizer,  # imported here: loading the plugin stays light
+        )
 
         self.tok = Tokenizer.from_file(tokenizer_path)
         self.special_prefix = self.tok.encode("", add_special_tokens=True).ids  # e.g. BOS
@@ -105,31 +108,31 @@ def _needles(task: str, rng: random.Random, depth: float) -> tuple[str, str, str
     """(instruction, question, answer, [(depth, needle text)])."""
     if task == "passkey":
         key = _number(rng, 5)
-        return ("There is a pass key hidden inside a lot of irrelevant text. Find it and "
-                "remember it.\n",
+        return (("There is a pass key hidden inside a lot of irrelevant text. Find it and "
+                 "remember it.\n"),
                 "\nWhat is the pass key? The pass key is", key,
                 [(depth, f" The pass key is {key}. Remember it. {key} is the pass key.")])
     if task == "multikey":
         words = rng.sample(_KEYS, 4)
         values = [_number(rng, 7) for _ in words]
-        placed = [(depth, f" One of the special magic numbers for {words[0]} is: "
-                          f"{values[0]}.")]
+        placed = [(depth, (f" One of the special magic numbers for {words[0]} is: "
+                           f"{values[0]}."))]
         placed += [(rng.random(), f" One of the special magic numbers for {w} is: {v}.")
                    for w, v in zip(words[1:], values[1:])]
         return ("Some special magic numbers are hidden in the text below. Memorize them.\n",
-                f"\nWhat is the special magic number for {words[0]}? The special magic "
-                f"number for {words[0]} is:", values[0], placed)
+                (f"\nWhat is the special magic number for {words[0]}? The special magic "
+                 f"number for {words[0]} is:"), values[0], placed)
     if task == "variable":
         names = ["".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(5))
                  for _ in range(4)]
         value = _number(rng, 5)
         chain = [f" VAR {names[0]} = {value}."] + [
-            f" VAR {b} = {a}." for a, b in zip(names, names[1:])]
+            f" VAR {b} = {a}." for a, b in pairwise(names)]
         spread = [depth * (i + 1) / len(chain) for i in range(len(chain))]
-        return ("Memorize and track the chain of variable assignments hidden in the "
-                "text below.\n",
-                f"\nQuestion: what is the value of VAR {names[-1]}? Answer: VAR {names[-1]} "
-                "=", value, list(zip(spread, chain)))
+        return (("Memorize and track the chain of variable assignments hidden in the "
+                 "text below.\n"),
+                (f"\nQuestion: what is the value of VAR {names[-1]}? Answer: VAR {names[-1]} "
+                 "="), value, list(zip(spread, chain)))
     raise ValueError(f"unknown task {task!r}")
 
 
@@ -184,8 +187,8 @@ def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_pa
     records: list[dict[str, Any]] = []
     details: list[str] = []
     failed = [(it, g) for it, g in zip(items, gens) if not g.ok]
-    problems = [f"{len(failed)} request(s) failed, e.g. {failed[0][0].task}@"
-                f"{failed[0][0].length}: {failed[0][1].error}"] if failed else []
+    problems = [(f"{len(failed)} request(s) failed, e.g. {failed[0][0].task}@"
+                 f"{failed[0][0].length}: {failed[0][1].error}")] if failed else []
     mismatched = [(it, g) for it, g in zip(items, gens)
                   if g.ok and g.prompt_tokens is not None and g.prompt_tokens != it.length]
     if mismatched:
@@ -227,7 +230,7 @@ def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_pa
         metrics["degenerate_outputs"] = float(sum(bool(r["degenerate"]) for r in records))
         metrics["samples"] = float(sum(r["ok"] for r in records))
         details.append("accuracy by length: " + ", ".join(f"{n}: {a:.0%}" for n, a in accs))
-        drops = [(a0, n0, a1, n1) for (n0, a0), (n1, a1) in zip(accs, accs[1:]) if a1 < a0]
+        drops = [(a0, n0, a1, n1) for (n0, a0), (n1, a1) in pairwise(accs) if a1 < a0]
         if drops:
             a0, n0, a1, n1 = max(drops, key=lambda d: d[0] - d[2])
             details.append(f"accuracy falls most from {a0:.0%} at {n0} tokens to {a1:.0%} at "

@@ -105,8 +105,8 @@ def compare(prompt_id: str, ref: Generation, spec: Generation, tolerance: float,
     sa, sb = _lp(spec, i, ta), _lp(spec, i, tb)  # as the speculative side sees both
     ref_gap = None if ra is None or rb is None else ra - rb
     spec_gap = None if sa is None or sb is None else sb - sa
-    base = dict(ref_token=ta, spec_token=tb, ref_logprob=ra, spec_logprob=sb,
-                ref_gap=ref_gap, spec_gap=spec_gap)
+    base: dict[str, Any] = {"ref_token": ta, "spec_token": tb, "ref_logprob": ra,
+                            "spec_logprob": sb, "ref_gap": ref_gap, "spec_gap": spec_gap}
     if exact:
         return Comparison(prompt_id, "divergence", i, reason="exact mode", **base)
     if tb not in (ref.top_logprobs[i] if i < len(ref.top_logprobs) else {}):

@@ -22,7 +22,15 @@ from typing import Any
 
 import httpx
 
-from .completions import Endpoint, Generation, client_for, failed, generate, request_body, token_id
+from .completions import (
+    Endpoint,
+    Generation,
+    client_for,
+    failed,
+    generate,
+    request_body,
+    token_id,
+)
 
 
 @dataclass(frozen=True)

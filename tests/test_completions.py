@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_rocm_llm.completions import (Endpoint, parse_completions, parse_generate,
-                                         request_body, token_id)
+from pytest_rocm_llm.completions import (
+    Endpoint,
+    parse_completions,
+    parse_generate,
+    request_body,
+    token_id,
+)
 
 SGLANG = {
     "text": " Paris.",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import inspect
-import json
-import textwrap
 import argparse
 import collections
-
+import inspect
+import json
 import pydoc_data.topics
+import textwrap
+
 from hypothesis import given
 from hypothesis import strategies as st
 

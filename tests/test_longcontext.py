@@ -9,8 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rocm_llm.degeneration import Thresholds
-from pytest_rocm_llm.longcontext import (TASKS, LongContextConfig, _Encoder, build_item,
-                                         build_items, parse_long_context)
+from pytest_rocm_llm.longcontext import (
+    TASKS,
+    LongContextConfig,
+    _Encoder,
+    build_item,
+    build_items,
+    parse_long_context,
+)
 from pytest_rocm_llm.tomlschema import Table
 
 

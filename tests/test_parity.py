@@ -10,8 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rocm_llm.completions import Endpoint, Generation
-from pytest_rocm_llm.parity import (ParityConfig, compare, natural_prompts, parity_prompts,
-                                    parse_parity, random_id_prompts, run_parity)
+from pytest_rocm_llm.parity import (
+    ParityConfig,
+    compare,
+    natural_prompts,
+    parity_prompts,
+    parse_parity,
+    random_id_prompts,
+    run_parity,
+)
 from pytest_rocm_llm.tomlschema import Table
 
 TOL = 0.1
