@@ -59,6 +59,12 @@ class Engine(Protocol):
 
     def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict: ...
 
+    def accept_length(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> float | None:
+        """Average speculative accept length (tokens per verify step); None if the server
+        does not speculate. Parity runs are judged only when it is > 1."""
+        ...
+
 
 def get_engine(name: str) -> Engine:
     if name == "sglang":

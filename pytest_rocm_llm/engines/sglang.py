@@ -109,3 +109,13 @@ class SGLang:
                 r = client.get(base_url + "/get_server_info")
             r.raise_for_status()
             return r.json()
+
+    def accept_length(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> float | None:
+        """The server's average speculative accept length (tokens per verify step, bonus
+        token included: sglang's completion_tokens / spec_verify_ct), from
+        ``internal_states[0].avg_spec_accept_length``; None when the server does not
+        speculate (sglang then leaves the field out)."""
+        states = self.server_info(base_url, headers).get("internal_states") or [{}]
+        value = (states[0] or {}).get("avg_spec_accept_length")
+        return None if value is None else float(value)
