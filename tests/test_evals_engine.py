@@ -5,13 +5,14 @@ score is not asserted here (suites set CPU floors from measured runs)."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pytest_rocm_llm.chat import ChatSampler
+from pytest_rocm_llm.chat import ChatSampler, Sample
 from pytest_rocm_llm.engines.sglang import SGLang
 from pytest_rocm_llm.evals import arithmetic, gsm8k
 from pytest_rocm_llm.evals.runner import run_accuracy_sync
@@ -69,3 +70,13 @@ def test_gsm8k_and_arithmetic_results_are_well_formed(cpu_server: str) -> None:
         assert all(r["finish_reason"] in ("stop", "length") for r in result.records)
         assert all(r["response"] for r in result.records)
     assert any("6/6 items (100%)" in line for line in lines), lines
+
+
+def test_a_rejected_request_is_a_failed_sample(cpu_server: str) -> None:
+    # A message role sglang's request model does not accept: the real server answers 4xx.
+    async def ask() -> Sample:
+        async with ChatSampler(cpu_server, SERVED, max_tokens=4) as sampler:
+            return await sampler([{"role": "narrator", "content": "hi"}])
+
+    sample = asyncio.run(ask())
+    assert not sample.ok and sample.error.startswith("HTTP 4"), sample
