@@ -1,0 +1,147 @@
+"""An engine-agnostic async chat sampler over the OpenAI-compatible ``/v1/chat/completions``.
+
+sglang and vLLM both serve this endpoint, so accuracy evals run unchanged on either. The
+request and response fields follow sglang 0.5.23's own models
+(``sglang/srt/entrypoints/openai/protocol.py``: ``ChatCompletionRequest``,
+``ChatCompletionResponse``, ``ErrorResponse``):
+
+- ``max_completion_tokens`` is the field sglang reads first (``max_tokens`` is deprecated
+  there); both are sent with the same value so servers that know only one still cap output.
+- ``seed`` becomes sglang's ``sampling_seed``.
+- ``choices[0].finish_reason`` is one of stop, length, tool_calls, content_filter,
+  function_call, abort; ``abort`` means the server gave up on the request, so it is a
+  failed request, not an answer.
+- errors come back as sglang's ``{"object": "error", "message": ...}`` or OpenAI/vLLM's
+  ``{"error": {"message": ...}}``.
+
+A failed request is a ``Sample`` with ``error`` set, never an exception: one bad request
+must not kill an eval, and a failed request is never scored as a wrong answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+Message = Mapping[str, str]  # {"role": "user", "content": "..."}
+
+ERROR_CHARS = 300  # enough of a server's error message to act on, not a page of it
+
+
+@dataclass(frozen=True)
+class Sample:
+    text: str
+    finish_reason: str | None
+    completion_tokens: int | None
+    error: str | None = None  # set when the request failed; text is then ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _server_message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:ERROR_CHARS]
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and "message" in err:
+            return str(err["message"])[:ERROR_CHARS]
+        if "message" in body:
+            return str(body["message"])[:ERROR_CHARS]
+    return str(body)[:ERROR_CHARS]
+
+
+class ChatSampler:
+    """``await sampler(messages) -> Sample``; use ``async with`` or ``await aclose()``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        timeout_s: float = 600.0,
+        headers: Mapping[str, str] | None = None,
+        stop: Sequence[str] = (),
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.timeout_s = timeout_s
+        self.stop = tuple(stop)
+        self._headers = dict(headers or {})  # may hold an API key: never logged
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def payload(self, messages: Sequence[Message]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in messages],
+            "max_completion_tokens": self.max_tokens,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "stream": False,
+        }
+        if self.seed is not None:
+            body["seed"] = self.seed
+        if self.stop:
+            body["stop"] = list(self.stop)
+        return body
+
+    def _http(self) -> httpx.AsyncClient:
+        # An AsyncClient belongs to the event loop it was first used in; a sampler reused
+        # under a new asyncio.run gets a fresh one.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = httpx.AsyncClient(
+                base_url=self.base_url, headers=self._headers,
+                timeout=httpx.Timeout(self.timeout_s, connect=10.0),
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+            self._loop = loop
+        return self._client
+
+    async def __call__(self, messages: Sequence[Message]) -> Sample:
+        try:
+            r = await self._http().post("/v1/chat/completions", json=self.payload(messages))
+        except httpx.TimeoutException:
+            return Sample("", None, None, f"no answer within {self.timeout_s:g} s")
+        except httpx.HTTPError as exc:
+            return Sample("", None, None, f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
+        if r.status_code != 200:
+            return Sample("", None, None, f"HTTP {r.status_code}: {_server_message(r)}")
+        try:
+            body = r.json()
+            choice = body["choices"][0]
+            finish = choice.get("finish_reason")
+            text = (choice.get("message") or {}).get("content") or ""
+            usage = body.get("usage") or {}
+            tokens = usage.get("completion_tokens")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return Sample("", None, None, f"malformed response: {r.text[:ERROR_CHARS]}")
+        if finish == "abort":
+            return Sample(text, finish, tokens, "the server aborted the request")
+        return Sample(text, finish, tokens if isinstance(tokens, int) else None)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def __aenter__(self) -> ChatSampler:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:  # no headers: they may carry an API key
+        return f"ChatSampler({self.base_url!r}, model={self.model!r})"
