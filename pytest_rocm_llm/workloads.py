@@ -146,7 +146,38 @@ RUNNERS = {"single_stream": run_single_stream, "fixed_rate": run_fixed_rate,
            "rate_sweep": run_rate_sweep}
 
 
+class WorkloadTimeout(TimeoutError):
+    """The whole run exceeded the workload's ``timeout_s`` (the server hangs)."""
+
+
+async def _guarded(w: Workload, runner: Any, watch: Callable[[], None] | None,
+                   poll_s: float) -> WorkloadResult:
+    """Run ``runner`` while polling ``watch`` (raises when the server is gone) and the
+    workload's time bound: a dead or hung server ends the run at once, instead of after
+    every remaining scheduled request has failed against it."""
+    task = asyncio.ensure_future(runner)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + w.timeout_s if w.timeout_s else None
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=poll_s)
+            if done:
+                return task.result()
+            if watch is not None:
+                watch()
+            if deadline is not None and loop.time() > deadline:
+                raise WorkloadTimeout(f"workload {w.name} did not finish within its "
+                                      f"timeout_s = {w.timeout_s:g} s")
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
 def run_workload(base_url: str, model: str, vocab: Vocabulary, w: Workload,
-                 progress: Progress, headers: Mapping[str, str] | None = None
+                 progress: Progress, headers: Mapping[str, str] | None = None,
+                 watch: Callable[[], None] | None = None, poll_s: float = 1.0
                  ) -> WorkloadResult:
-    return asyncio.run(RUNNERS[w.kind](base_url, model, vocab, w, progress, headers))
+    """Run ``w``; ``watch`` is called every ``poll_s`` and aborts the run by raising."""
+    runner = RUNNERS[w.kind](base_url, model, vocab, w, progress, headers)
+    return asyncio.run(_guarded(w, runner, watch, poll_s))
