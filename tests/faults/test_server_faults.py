@@ -120,7 +120,7 @@ def test_sigkill_during_fixed_rate_workload(pytester: pytest.Pytester, suite_dir
     suite_dir(TWO_PROFILES, {"test_kill.py": KILL_TESTS}, name="fault")
     result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-p",
                                            "no:cacheprovider", "--junitxml=junit.xml",
-                                           timeout=600)
+                                           timeout=1500)
     out = result.stdout.str()
     servers = fault.saw(out)
     times = junit_times(pytester.path / "junit.xml")
@@ -146,7 +146,7 @@ def test_sigstop_hang_fires_timeouts(pytester: pytest.Pytester, suite_dir, engin
     monkeypatch.setenv("FAULT_NOTES", str(notes_file))
     suite_dir(TWO_PROFILES, {"test_hang.py": HANG_TESTS}, name="fault")
     result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-p",
-                                           "no:cacheprovider", timeout=600)
+                                           "no:cacheprovider", timeout=1500)
     out = result.stdout.str()
     fault.saw(out)
     result.assert_outcomes(failed=1)
@@ -167,7 +167,7 @@ def test_start_never_ready(pytester: pytest.Pytester, suite_dir, engine_env, fau
                                           "def test_2(llm_server): pass\n"}, name="fault")
     result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-p",
                                            "no:cacheprovider", "--llm-start-timeout", "3",
-                                           "--junitxml=junit.xml", timeout=600)
+                                           "--junitxml=junit.xml", timeout=1500)
     out = result.stdout.str()
     servers = fault.saw(out)
     result.assert_outcomes(errors=2)

@@ -43,7 +43,7 @@ def test_ctrl_c(pytester: pytest.Pytester, suite_dir, engine_env, fault, during:
         # "loading server" is printed right after the launch; "requests done" once a fifth
         # of the workload's requests have completed
         out = read_until(proc, "loading server" if during == "startup" else "requests done",
-                         600)
+                         1200)
         assert fault.saw(out), out
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
@@ -54,5 +54,5 @@ def test_ctrl_c(pytester: pytest.Pytester, suite_dir, engine_env, fault, during:
             proc.kill()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "KeyboardInterrupt" in out
-    assert seconds < 30, f"pytest took {seconds:.0f} s to stop after Ctrl-C"
+    assert seconds < 60, f"pytest took {seconds:.0f} s to stop after Ctrl-C"
     fault.assert_no_leak(within_s=15)

@@ -73,7 +73,7 @@ def test_two_suites_on_two_workers(pytester: pytest.Pytester, suite_dir, engine_
     logs = pytester.path / "logs"
     result = pytester.runpytest_subprocess(
         "--rocm-target", "cpu", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
-        "--llm-keep-logs", "--llm-log-dir", str(logs), "--junitxml=junit.xml", timeout=900)
+        "--llm-keep-logs", "--llm-log-dir", str(logs), "--junitxml=junit.xml", timeout=1500)
     out = result.stdout.str()
     result.assert_outcomes(passed=4)
     # one launch per suite: one server log each (kept), each on its own port
@@ -103,7 +103,7 @@ def test_worker_killed_mid_run(pytester: pytest.Pytester, suite_dir, engine_env,
     suite_dir(suite("xk"), {"test_xk.py": HOLD}, name="xk")
     proc = start_pytest(pytester, "-n", "2", "--dist", "loadgroup")
     try:
-        deadline = time.monotonic() + 600
+        deadline = time.monotonic() + 1200
         while not notes.exists() or not notes.read_text():
             assert time.monotonic() < deadline and proc.poll() is None, "no server came up"
             time.sleep(0.5)
