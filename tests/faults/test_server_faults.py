@@ -128,7 +128,7 @@ def test_sigkill_during_fixed_rate_workload(pytester: pytest.Pytester, suite_dir
     assert times["test_2_same_profile_later"][0] == "error", out
     # (a fixture errors the test; llm_workload, called in the test body, fails it)
     assert times["test_3_same_profile_workload"][0] == "failure", out
-    assert out.count("infrastructure: fault/a: server process exited with code -9") == 3, out
+    assert out.count("infrastructure: fault/a: server process exited with code -9") >= 3, out
     assert times["test_4_other_profile"][0] == "passed", out
     # the running test: an infrastructure failure with the log tail, within 30 s of the kill
     ev = {n["event"]: n for n in notes(notes_file)}
