@@ -155,7 +155,8 @@ def test_sigstop_hang_fires_timeouts(pytester: pytest.Pytester, suite_dir, engin
     # per-request timeouts fire (and are failed requests), then the workload's own bound
     assert "request 1/20: failed: request timed out after 3 s" in out, out
     (ev,) = notes(notes_file)
-    assert ev["seconds"] <= 12 + 5, ev
+    # from SIGSTOP: the tokenizer vocabulary load (seconds on a loaded machine), then 12 s
+    assert ev["seconds"] <= 12 + 15, ev
     assert ev["message"].startswith("infrastructure: fault/hang on b: workload hang did not "
                                     "finish within its timeout_s = 12 s"), ev
     assert "--- last 50 log lines ---" in ev["message"]
