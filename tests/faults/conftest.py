@@ -135,6 +135,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     row = item.stash.get(ROW_KEY, None)
     if row is not None and report.when == "call":
         row.outcome, row.seconds = report.outcome, report.duration
+        if hasattr(report, "wasxfail"):
+            row.outcome = "xfail" if report.skipped else "XPASS"
     elif row is not None and report.failed:
         row.outcome = f"error ({report.when})"
     return report

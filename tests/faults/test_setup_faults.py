@@ -56,6 +56,7 @@ def test_port_already_taken(pytester: pytest.Pytester, suite_dir, engine_env, mo
     fault.assert_no_leak(within_s=10)
 
 
+@pytest.mark.engine  # needs the CPU reference environment (no server is launched)
 def test_model_path_missing(pytester: pytest.Pytester, suite_dir, engine_env, monkeypatch,
                             fault) -> None:
     suite_dir(SUITE, ONE_TEST, name="setup")

@@ -125,6 +125,7 @@ def double() -> Iterator[str]:
     server.server_close()
 
 
+@pytest.mark.engine  # needs the CPU reference model's tokenizer (no engine is launched)
 def test_broken_streams_are_failed_requests(pytester: pytest.Pytester, suite_dir,
                                             reference_model_dir: Path, double: str,
                                             fault) -> None:
@@ -136,7 +137,7 @@ def test_broken_streams_are_failed_requests(pytester: pytest.Pytester, suite_dir
     result.assert_outcomes(failed=2)
     n = 2 * len(BEHAVIOURS)
     # both checks stop at the success-ratio precondition, neither judges a number
-    assert out.count(f"precondition not met for workload broken") == 2, out
+    assert out.count("precondition not met for workload broken") == 2, out
     assert f"{n - 2}/{n} requests failed" in out
     assert "FloorMissed" not in out
     metrics = json.loads(next(pytester.path.rglob("streams-broken.json")).read_text())["metrics"]

@@ -9,7 +9,6 @@ import re
 import signal
 import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
