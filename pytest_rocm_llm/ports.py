@@ -22,11 +22,11 @@ LOCK_DIR = Path(tempfile.gettempdir()) / "pytest-rocm-llm-ports"
 SPACING = 50
 
 
-def _bindable(host: str, port: int) -> bool:
+def bindable(host: str, port: int) -> bool:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
         try:
-            s.bind((host, port))
+            s.bind((host if host != "localhost" else "127.0.0.1", port))
         except OSError:
             return False
     return True
@@ -92,7 +92,7 @@ def claim_port(host: str = "127.0.0.1", attempts: int = 200) -> int:
         if port + SPACING > 65535 or _near_claimed(port):
             continue
         if _try_lock(port):
-            if _bindable(host if host != "localhost" else "127.0.0.1", port):
+            if bindable(host, port):
                 return port
             release_port(port)
     raise OSError(errno.EADDRINUSE, f"no free port could be claimed on {host}")

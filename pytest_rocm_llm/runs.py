@@ -15,9 +15,14 @@ from .metrics import usd_per_million_output_tokens
 from .pool import LLMServer
 from .prompts import load_vocabulary
 from .records import records_to_csv
+from .server import ServerError, log_tail
 from .targets import Target
 from .workload_config import Workload
-from .workloads import WorkloadResult, run_workload
+from .workloads import WorkloadResult, WorkloadTimeout, run_workload
+
+
+class WorkloadTimedOut(ServerError):
+    """A workload exceeded its ``timeout_s``: an infrastructure failure with the log tail."""
 
 
 @dataclass
@@ -58,8 +63,15 @@ class WorkloadRuns:
         self.progress(f"[rocm-llm] {suite}/{w.name}: {w.kind} on {server.profile}, "
                       f"{w.input_tokens} in / {w.output_tokens} out, ~{n} requests "
                       f"({tokens} tokens)")
-        result = run_workload(server.base_url, server.served_model_name, vocab, w,
-                              self.progress)
+        try:
+            # A server that dies mid-run ends the run at once (ServerDied with its log tail).
+            result = run_workload(server.base_url, server.served_model_name, vocab, w,
+                                  self.progress, watch=server.check_alive)
+        except WorkloadTimeout as exc:
+            log = server.log_path
+            raise WorkloadTimedOut(f"{suite}/{w.name} on {server.profile}: {exc} (the server hangs, or "
+                                   "is too slow for this bound)", log,
+                                   log_tail(log) if log else "") from None
         server.check_alive()  # numbers from a server that died mid-run are not a verdict
         m = result.metrics
         m["usd_per_mtok"] = usd_per_million_output_tokens(

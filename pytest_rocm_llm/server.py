@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 
 from .guardian import group_members
+from .ports import bindable
 
 TAIL_LINES = 50
 
@@ -101,6 +102,12 @@ class ServerProcess:
     def start(self) -> None:
         spec = self.spec
         spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if not bindable(spec.host, spec.port):
+            # Else the engine loads for minutes before failing to bind, and meanwhile the
+            # readiness poll may be answered by whatever holds the port.
+            raise ServerStartError(f"{spec.name}: port {spec.port} on {spec.host} is already "
+                                   "in use by another process; free it or let the plugin "
+                                   "pick another port")
         env = dict(os.environ)
         env.update(spec.env)
         with open(spec.log_path, "ab") as log:
@@ -180,6 +187,8 @@ class ServerProcess:
             return None
         pgid = proc.pid
         _signal_group(pgid, signal.SIGTERM)
+        # A stopped (SIGSTOPped, hung-in-debugger) process acts on SIGTERM only once resumed.
+        _signal_group(pgid, signal.SIGCONT)
         try:
             code = proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:

@@ -109,6 +109,8 @@ class Table:
         if not isinstance(value, list) or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             self.fail(name, f"expected an array of numbers, got {value!r}")
+        if not all(math.isfinite(v) for v in value):
+            self.fail(name, f"expected finite numbers, got {value!r}")
         return tuple(float(v) for v in value)
 
     def table(self, name: str, required: bool = False) -> Table:

@@ -32,6 +32,9 @@ class Workload:
     rates: tuple[float, ...] = ()
     ttft_slo_s: float | None = None
     request_timeout_s: float = 600.0
+    # Bound on the whole run (warm-up included); None: unbounded. A run that exceeds it is
+    # an infrastructure failure (a hung server), not a slow verdict.
+    timeout_s: float | None = None
     description: str = ""
 
     @property
@@ -77,6 +80,8 @@ def parse_workload(name: str, t: Table, base: Workload | None = None) -> Workloa
                             exclusive_minimum=True),
         request_timeout_s=t.number("request_timeout_s", d("request_timeout_s", 600.0),
                                    minimum=0, exclusive_minimum=True, maximum=86400),
+        timeout_s=t.number("timeout_s", d("timeout_s", None), minimum=0,
+                           exclusive_minimum=True, maximum=7 * 86400),
         description=t.string("description", d("description", "")),
     )
     if w.api not in APIS[:2]:

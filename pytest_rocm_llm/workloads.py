@@ -147,18 +147,51 @@ RUNNERS = {"single_stream": run_single_stream, "fixed_rate": run_fixed_rate,
            "rate_sweep": run_rate_sweep}
 
 
+class WorkloadTimeout(TimeoutError):
+    """The whole run exceeded the workload's ``timeout_s`` (the server hangs)."""
+
+
+async def _guarded(w: Workload, runner: Any, watch: Callable[[], None] | None,
+                   poll_s: float) -> WorkloadResult:
+    """Run ``runner`` while polling ``watch`` (raises when the server is gone) and the
+    workload's time bound: a dead or hung server ends the run at once, instead of after
+    every remaining scheduled request has failed against it."""
+    task = asyncio.ensure_future(runner)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + w.timeout_s if w.timeout_s else None
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=poll_s)
+            if done:
+                return task.result()
+            if watch is not None:
+                watch()
+            if deadline is not None and loop.time() > deadline:
+                raise WorkloadTimeout(f"workload {w.name} did not finish within its "
+                                      f"timeout_s = {w.timeout_s:g} s")
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
 def run_workload(base_url: str, model: str, vocab: Vocabulary, w: Workload,
-                 progress: Progress, headers: Mapping[str, str] | None = None
+                 progress: Progress, headers: Mapping[str, str] | None = None,
+                 watch: Callable[[], None] | None = None, poll_s: float = 1.0
                  ) -> WorkloadResult:
+    """Run ``w`` (``trials`` times, fresh prompts each); ``watch`` is called every
+    ``poll_s`` and aborts the run by raising."""
+    def once(wl: Workload) -> WorkloadResult:
+        runner = RUNNERS[wl.kind](base_url, model, vocab, wl, progress, headers)
+        return asyncio.run(_guarded(wl, runner, watch, poll_s))
+
     if w.trials == 1:
-        return asyncio.run(RUNNERS[w.kind](base_url, model, vocab, w, progress, headers))
+        return once(w)
     results = []
     for t in range(w.trials):
         # Fresh prompts per trial: a repeat of the same prompts would be served from cache.
-        trial_w = replace(w, seed=w.seed + 7919 * t, trials=1)
         progress(f"[rocm-llm] {w.name}: trial {t + 1}/{w.trials}")
-        results.append(asyncio.run(RUNNERS[w.kind](base_url, model, vocab, trial_w, progress,
-                                                   headers)))
+        results.append(once(replace(w, seed=w.seed + 7919 * t, trials=1)))
     trials = [r.metrics for r in results]
     metrics: dict[str, float | None] = {}
     for key in trials[0]:

@@ -1,0 +1,182 @@
+"""Faults of the real CPU sglang server, injected while a suite runs: SIGKILL during a
+fixed-rate workload, SIGSTOP (a hang), a start that never becomes ready. Each case bounds
+how long the failure takes to surface and ends with no process of it left."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SMOKE_MODEL
+
+pytestmark = pytest.mark.engine
+
+TWO_PROFILES = f"""
+[suite]
+name = "fault"
+default_profile = "a"
+{SMOKE_MODEL}
+[profiles.a]
+flags = {{ "random-seed" = 1 }}
+[profiles.b]
+flags = {{ "random-seed" = 2 }}
+
+[workloads.rate]
+kind = "fixed_rate"
+input_tokens = 64
+output_tokens = 16
+requests = 12
+request_rate = 1.0
+warmup = 1
+
+[workloads.hang]
+kind = "single_stream"
+profile = "b"
+input_tokens = 32
+output_tokens = 8
+requests = 20
+warmup = 0
+request_timeout_s = 3
+timeout_s = 12
+"""
+
+# The faults are injected by the suite's own tests: the server's pid is at hand there.
+KILL_TESTS = """
+import json, os, signal, threading, time
+import pytest
+from pytest_rocm_llm.client import LLMClient
+
+def note(**kw):
+    with open(os.environ["FAULT_NOTES"], "a") as fh:
+        fh.write(json.dumps(kw) + "\\n")
+
+def test_1_killed_during_load(llm_server, llm_workload):
+    def kill():
+        note(event="killed", t=time.monotonic())
+        os.kill(llm_server.process.pid, signal.SIGKILL)
+    timer = threading.Timer(4.0, kill)
+    timer.start()
+    try:
+        llm_workload("rate")
+    except BaseException as exc:
+        note(event="failed", t=time.monotonic(), message=str(exc))
+        raise
+    finally:
+        timer.cancel()
+
+def test_2_same_profile_later(llm_server):
+    pass
+
+def test_3_same_profile_workload(llm_workload):
+    llm_workload("rate")
+
+@pytest.mark.llm_profile("b")
+def test_4_other_profile(llm_server):
+    with LLMClient(llm_server) as c:
+        assert c.generate("Hi", max_new_tokens=3).completion_tokens == 3
+"""
+
+HANG_TESTS = """
+import json, os, signal, time
+import pytest
+
+def note(**kw):
+    with open(os.environ["FAULT_NOTES"], "a") as fh:
+        fh.write(json.dumps(kw) + "\\n")
+
+@pytest.mark.llm_profile("b")
+def test_hung_server(llm_servers, llm_workload):
+    server = llm_servers("b")
+    os.killpg(server.process.pid, signal.SIGSTOP)  # the whole group: leader and workers
+    t0 = time.monotonic()
+    try:
+        llm_workload("hang")
+    except BaseException as exc:
+        note(event="failed", seconds=time.monotonic() - t0, message=str(exc))
+        raise
+"""
+
+
+def junit_times(path: Path) -> dict[str, tuple[str, float]]:
+    """test name -> (outcome, seconds) from a junit XML report."""
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        out[case.get("name")] = (kinds[0] if kinds else "passed", float(case.get("time")))
+    return out
+
+
+def notes(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_sigkill_during_fixed_rate_workload(pytester: pytest.Pytester, suite_dir, engine_env,
+                                           monkeypatch, fault) -> None:
+    notes_file = pytester.path / "notes.jsonl"
+    monkeypatch.setenv("FAULT_NOTES", str(notes_file))
+    suite_dir(TWO_PROFILES, {"test_kill.py": KILL_TESTS}, name="fault")
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-p",
+                                           "no:cacheprovider", "--junitxml=junit.xml",
+                                           timeout=1500)
+    out = result.stdout.str()
+    servers = fault.saw(out)
+    times = junit_times(pytester.path / "junit.xml")
+    assert times["test_1_killed_during_load"][0] == "failure", out
+    assert times["test_2_same_profile_later"][0] == "error", out
+    # (a fixture errors the test; llm_workload, called in the test body, fails it)
+    assert times["test_3_same_profile_workload"][0] == "failure", out
+    assert out.count("infrastructure: fault/a: server process exited with code -9") >= 3, out
+    assert times["test_4_other_profile"][0] == "passed", out
+    # the running test: an infrastructure failure with the log tail, within 30 s of the kill
+    ev = {n["event"]: n for n in notes(notes_file)}
+    assert ev["failed"]["t"] - ev["killed"]["t"] <= 30, ev
+    msg = ev["failed"]["message"]
+    assert msg.startswith("infrastructure:") and "server process exited with code -9" in msg
+    assert "--- last 50 log lines ---" in msg and "server log:" in msg
+    # later tests of that profile error at once, no relaunch; the other profile is unharmed
+    assert times["test_2_same_profile_later"][1] < 5 and times["test_3_same_profile_workload"][1] < 5
+    assert sorted(name for name, _, _ in servers) == ["fault/a", "fault/b"], out
+    fault.assert_no_leak(within_s=30)
+
+
+def test_sigstop_hang_fires_timeouts(pytester: pytest.Pytester, suite_dir, engine_env,
+                                     monkeypatch, fault) -> None:
+    notes_file = pytester.path / "notes.jsonl"
+    monkeypatch.setenv("FAULT_NOTES", str(notes_file))
+    suite_dir(TWO_PROFILES, {"test_hang.py": HANG_TESTS}, name="fault")
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-p",
+                                           "no:cacheprovider", timeout=1500)
+    out = result.stdout.str()
+    fault.saw(out)
+    result.assert_outcomes(failed=1)
+    # per-request timeouts fire (and are failed requests), then the workload's own bound
+    assert "request 1/20: failed: request timed out after 3 s" in out, out
+    (ev,) = notes(notes_file)
+    # from SIGSTOP: the tokenizer vocabulary load (seconds on a loaded machine), then 12 s
+    assert ev["seconds"] <= 12 + 15, ev
+    assert ev["message"].startswith("infrastructure: fault/hang on b: workload hang did not "
+                                    "finish within its timeout_s = 12 s"), ev
+    assert "--- last 50 log lines ---" in ev["message"]
+    # a stopped group is reaped promptly (SIGCONT with the SIGTERM), not after the grace
+    assert "fault/b: stopped (exit" in out
+    fault.assert_no_leak(within_s=30)
+
+
+def test_start_never_ready(pytester: pytest.Pytester, suite_dir, engine_env, fault) -> None:
+    suite_dir(TWO_PROFILES, {"test_x.py": "def test_1(llm_server): pass\n"
+                                          "def test_2(llm_server): pass\n"}, name="fault")
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-p",
+                                           "no:cacheprovider", "--llm-start-timeout", "3",
+                                           "--junitxml=junit.xml", timeout=1500)
+    out = result.stdout.str()
+    servers = fault.saw(out)
+    result.assert_outcomes(errors=2)
+    assert "fault/a: not ready after 3 s (start timeout; raise it with --llm-start-timeout)" in out
+    assert "--- last 50 log lines ---" in out
+    assert len(servers) == 1, "the second test must get the same error, not a relaunch"
+    times = junit_times(pytester.path / "junit.xml")
+    assert times["test_2"][1] < 5, times
+    fault.assert_no_leak(within_s=30)

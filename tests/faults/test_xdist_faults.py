@@ -1,0 +1,118 @@
+"""pytest-xdist: two suites on two workers launch each suite's server once and write whole,
+parseable results; a worker killed mid-run leaves no server behind (its guardian reaps it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.conftest import SMOKE_MODEL
+from tests.faults.background import start_pytest
+from tests.test_engine_lifecycle import finish
+
+pytestmark = pytest.mark.engine
+
+
+def suite(name: str) -> str:
+    return f"""
+[suite]
+name = "{name}"
+{SMOKE_MODEL}
+[profiles.default]
+
+[workloads.w]
+kind = "single_stream"
+input_tokens = 32
+output_tokens = 8
+requests = 2
+warmup = 1
+
+[checks.speed]
+workload = "w"
+metric = "output_speed_tok_s"
+min = 0.1
+source = "any decoding at all"
+"""
+
+
+TESTS = """
+from pytest_rocm_llm.checks import verify
+from pytest_rocm_llm.client import LLMClient
+
+def test_generate(llm_server):
+    with LLMClient(llm_server) as c:
+        assert c.generate("Hi", max_new_tokens=3).completion_tokens == 3
+
+def test_performance(llm_perf_check, llm_workload):
+    verify(llm_perf_check, llm_workload(llm_perf_check.workload))
+"""
+
+HOLD = """
+import json, os, time
+
+def test_hold(llm_server):
+    with open(os.environ["FAULT_NOTES"], "w") as fh:
+        json.dump({"worker": os.getpid(), "pgid": llm_server.process.pid}, fh)
+    time.sleep(600)
+"""
+
+LOG = re.compile(r"(\w+)-default-(\d+)\.log")
+
+
+def test_two_suites_on_two_workers(pytester: pytest.Pytester, suite_dir, engine_env,
+                                   fault) -> None:
+    for name in ("xa", "xb"):
+        suite_dir(suite(name), {f"test_{name}.py": TESTS}, name=name)
+    logs = pytester.path / "logs"
+    result = pytester.runpytest_subprocess(
+        "--rocm-target", "cpu", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+        "--llm-keep-logs", "--llm-log-dir", str(logs), "--junitxml=junit.xml", timeout=1500)
+    out = result.stdout.str()
+    result.assert_outcomes(passed=4)
+    # one launch per suite: one server log each (kept), each on its own port
+    launches = [LOG.fullmatch(p.name) for p in logs.iterdir()]
+    assert sorted(m[1] for m in launches if m) == ["xa", "xb"], sorted(logs.iterdir())
+    fault.ports.update(int(m[2]) for m in launches if m)
+    for log in logs.iterdir():
+        assert "Uvicorn running" in log.read_text(errors="replace") or \
+            "The server is fired up" in log.read_text(errors="replace"), log
+    # each suite's workload ran once and its results are whole JSON / CSV
+    runs = sorted(pytester.path.rglob("llm-workloads/*.json"))
+    assert sorted(p.stem for p in runs) == ["xa-w", "xb-w"], runs
+    for path in runs:
+        metrics = json.loads(path.read_text())["metrics"]
+        assert metrics["success_ratio"] == 1.0 and metrics["requests"] == 2
+        rows = path.with_suffix(".csv").read_text().splitlines()
+        assert len(rows) == 3, rows
+    cases = list(ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"))
+    assert len(cases) == 4, out
+    fault.assert_no_leak(within_s=30)
+
+
+def test_worker_killed_mid_run(pytester: pytest.Pytester, suite_dir, engine_env, monkeypatch,
+                               fault) -> None:
+    notes = pytester.path / "notes.json"
+    monkeypatch.setenv("FAULT_NOTES", str(notes))
+    suite_dir(suite("xk"), {"test_xk.py": HOLD}, name="xk")
+    proc = start_pytest(pytester, "-n", "2", "--dist", "loadgroup")
+    try:
+        deadline = time.monotonic() + 1200
+        while not notes.exists() or not notes.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, "no server came up"
+            time.sleep(0.5)
+        held = json.loads(notes.read_text())
+        fault.pgids.add(held["pgid"])
+        os.kill(held["worker"], signal.SIGKILL)
+        out = finish(proc, timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "crashed" in out, out
+    # the guardian polls its owner every 0.5 s and gives the group 15 s to stop
+    fault.assert_no_leak(within_s=40)
