@@ -20,7 +20,7 @@ from typing import Any
 from pathlib import Path
 
 from .engines import EngineError, FlagCheck, flags_to_argv, get_engine
-from .pool import ServerPool
+from .pool import ServerPool, SuiteUnavailable
 from .settings import Settings
 from .suite_config import Suite
 from .targets import Target
@@ -276,23 +276,32 @@ def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
     from .reference.provision import ProvisionError
 
     pool = ServerPool(dataclasses.replace(settings, target=target), Path("."), progress)
-    engine = get_engine(suite.engine)
     model = suite.model_for(target)
     path = model_path(suite, target, settings, os.environ) or MODEL_UNSET
-    try:
-        prefix = pool._engine_prefix(suite)
-        argvs = {
-            name: [*engine.base_args(path, model.served_name, settings.host, _CHECK_PORT),
-                   *flags_to_argv(suite.profile_for(name, target).flags)]
-            for name in suite.profiles
-        }
-        progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
-                 f"{suite.engine}'s own argument parser")
-        version, checks = engine.check_flags(
-            prefix, argvs, env=pool.server_env(suite, suite.default_profile))
-    except (EngineError, ProvisionError, OSError) as exc:
-        return FlagReport(None, None, str(exc))
-    return FlagReport(version, {c.profile: c for c in checks}, None)
+    versions: list[str] = []
+    results: dict[str, FlagCheck] = {}
+    # Profiles may run on different engines (the CPU reference's parity pair runs on vLLM):
+    # each engine's own parser checks its profiles.
+    for name in sorted({suite.engine_of(p) for p in suite.profiles}):
+        engine = get_engine(name)
+        profiles = suite.profiles_of(name)
+        try:
+            prefix = pool.engine_prefix(suite, name)
+            argvs = {
+                p: [*engine.base_args(path, model.served_name, settings.host, _CHECK_PORT),
+                    *flags_to_argv(suite.profile_for(p, target).flags)]
+                for p in profiles
+            }
+            progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
+                     f"{name}'s own argument parser")
+            version, checks = engine.check_flags(
+                prefix, argvs, env=pool.server_env(suite, profiles[0]))
+        except (EngineError, ProvisionError, OSError, SuiteUnavailable) as exc:
+            return FlagReport(None, None, str(exc))
+        versions.append(version if len(versions) == 0 and name == suite.engine
+                        else f"{name} {version}")
+        results.update({c.profile: c for c in checks})
+    return FlagReport("; ".join(versions), results, None)
 
 
 def print_plans(suites: list[Suite], target: Target, settings: Settings,

@@ -123,7 +123,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if file is None:
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: llm_check needs a "
                                 "suite.toml in the test's directory or a parent")
-    suite = load_suite(file)
+    try:
+        suite = load_suite(file)
+    except pytest.UsageError:
+        return  # pytest_collection_modifyitems reports it, as one line, not a traceback
     target = metafunc.config.stash[SETTINGS_KEY].target
     params = []
     for check in suite.checks_for(target):

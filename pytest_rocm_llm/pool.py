@@ -84,7 +84,7 @@ class ServerPool:
 
     # -- resolution -------------------------------------------------------------------------
 
-    def _engine_prefix(self, suite: Suite, engine: str) -> tuple[str, ...]:
+    def engine_prefix(self, suite: Suite, engine: str) -> tuple[str, ...]:
         if self.settings.engine_prefix is not None:
             if engine != suite.engine:
                 # One --llm-engine-python/--llm-engine-cmd names one engine's environment.
@@ -156,7 +156,7 @@ class ServerPool:
                 raise SuiteUnavailable(f"suite {suite.name} does not run on target "
                                        f"{self.target.name} (targets: {', '.join(suite.targets)})")
             self._check_hardware()
-            prefix = self._engine_prefix(suite, engine)
+            prefix = self.engine_prefix(suite, engine)
             state.prefix = prefix
             state.model_path = self._model_path(suite, suite.model_for(self.target), prefix,
                                                 engine)

@@ -154,7 +154,7 @@ def test_missing_model_skips_naming_the_variable(monkeypatch: pytest.MonkeyPatch
     pool = ServerPool(settings(), Path("."))
     with pytest.raises(SuiteUnavailable, match=r"set \$ROCM_LLM_GLM52_MODEL or pass "
                                                r"--llm-model-path"):
-        pool._model_path(suite, suite.model_for(MI355X), ("python3",))
+        pool._model_path(suite, suite.model_for(MI355X), ("python3",), "sglang")
 
 
 def test_glm52_skips_on_the_cpu_target(pytester: pytest.Pytester, engine_env: dict) -> None:

@@ -45,8 +45,8 @@ TESTS = {"test_serve.py": "def test_serve(llm_server): pass\n"}
 PERF_TESTS = {"test_perf.py": """
 from pytest_rocm_llm.checks import verify
 
-def test_performance(llm_perf_check, llm_workload):
-    verify(llm_perf_check, llm_workload(llm_perf_check.workload))
+def test_performance(llm_check, llm_workload):
+    verify(llm_check, llm_workload(llm_check.workload))
 """}
 
 # (what the suite says instead of the valid line, the dotted key the error must name)
@@ -129,9 +129,6 @@ def test_hostile_options(pytester: pytest.Pytester, suite_dir, fault) -> None:
     fault.assert_no_leak(within_s=5)
 
 
-@pytest.mark.xfail(strict=True, reason="plugin.py: pytest_generate_tests lets the suite's "
-                   "UsageError escape as a collection error with a traceback (exit 2); "
-                   "fix: return there and let pytest_collection_modifyitems raise it")
 def test_hostile_suite_toml_with_perf_checks(pytester: pytest.Pytester, suite_dir,
                                              fault) -> None:
     d = suite_dir(BASE.replace("request_rate = 1.0", "request_rate = -2.4"), PERF_TESTS,

@@ -57,8 +57,8 @@ source = "any latency at all"
 TESTS = """
 from pytest_rocm_llm.checks import verify
 
-def test_performance(llm_perf_check, llm_workload):
-    verify(llm_perf_check, llm_workload(llm_perf_check.workload))
+def test_performance(llm_check, llm_workload):
+    verify(llm_check, llm_workload(llm_check.workload))
 """
 
 

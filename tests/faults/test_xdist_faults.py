@@ -49,8 +49,8 @@ def test_generate(llm_server):
     with LLMClient(llm_server) as c:
         assert c.generate("Hi", max_new_tokens=3).completion_tokens == 3
 
-def test_performance(llm_perf_check, llm_workload):
-    verify(llm_perf_check, llm_workload(llm_perf_check.workload))
+def test_performance(llm_check, llm_workload):
+    verify(llm_check, llm_workload(llm_check.workload))
 """
 
 HOLD = """
