@@ -102,12 +102,17 @@ class EvalRuns:
         from .evals import tau2
 
         try:
-            command = tau2.find_command(config)
+            tau2.find_command(config)
         except tau2.Tau2Unavailable as exc:
             raise EvalUnavailable(str(exc)) from None
         server = servers(config.profile)
-        return tau2.run(config, command, server.base_url, server.served_model_name,
-                        self.out_dir, self.progress)
+        user = (tau2.Endpoint(config.user_base_url, config.user_model or "")
+                if config.user_base_url else None)
+        result = tau2.run_tau2(config, tau2.Endpoint(server.base_url,
+                                                     server.served_model_name),
+                               user, self.out_dir, self.progress)
+        server.check_alive()
+        return result
 
     def _parity(self, config: Any, servers: Servers) -> EvalResult:
         from .completions import Endpoint, generate_sync

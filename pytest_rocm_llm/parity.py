@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from .completions import APIS, Endpoint, Generation, generate_sync
@@ -152,6 +153,25 @@ def run_parity(config: ParityConfig, ref: Endpoint, spec: Endpoint,
     progress(f"[rocm-llm] {config.name}: {len(ids)} prompts on the speculative server")
     specs = generate_sync(spec, ids, config.max_tokens, k, progress=progress,
                           label=f"{config.name} speculative")
+    return judge_parity(config, prompts, refs, specs, accept_length(), decode)
+
+
+def parity_prompt_set(config: ParityConfig, model_path: str) -> list[tuple[str, list[int]]]:
+    """The suite's fixed, seeded prompt set for this evaluation."""
+    tok = str(Path(model_path) / "tokenizer.json")
+    if config.source == "random_ids":
+        from .prompts import load_vocabulary
+
+        return random_id_prompts(load_vocabulary(model_path).ids, config.prompts, config.seed)
+    return natural_prompts(tok, config.prompts, config.seed)
+
+
+def judge_parity(config: ParityConfig, prompts: Sequence[tuple[str, Sequence[int]]],
+                 refs: Sequence[Generation], specs: Sequence[Generation],
+                 server_al: float | None,
+                 decode: Callable[[list[int]], str] | None = None) -> EvalResult:
+    """Compare generations already collected (the reference's and the speculative server's,
+    in prompt order); the servers need not have run at the same time."""
     problems: list[str] = []
     failures = [(pid, side, g.error) for (pid, _), r, s in zip(prompts, refs, specs)
                 for side, g in (("reference", r), ("speculative", s)) if g.error]
@@ -162,7 +182,6 @@ def run_parity(config: ParityConfig, ref: Endpoint, spec: Endpoint,
     comps = [compare(pid, r, s, config.tolerance, config.exact) for pid, r, s in both]
     if not comps:
         problems.append("no prompt produced output on both servers")
-    server_al = accept_length()
     verified = [s for s in specs if s.ok and s.spec_verify_ct]
     request_al = (sum(s.completion_tokens for s in verified)
                   / sum(s.spec_verify_ct or 0 for s in verified)) if verified else None
