@@ -236,31 +236,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 @pytest.hookimpl
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
                             config: pytest.Config) -> None:
-    collector = config.stash[COLLECTOR_KEY]
-    if collector.verdicts:
-        from .summary import render
+    from .summary import write_summary
 
-        terminalreporter.section("rocm-llm verdicts")
-        for line in render(collector.verdicts):
-            terminalreporter.write_line(line)
-    if collector.changes or collector.write_errors:
-        terminalreporter.section("rocm-llm baselines written")
-        for change in collector.changes:
-            terminalreporter.write_line(change.describe())
-        for err in collector.write_errors:
-            terminalreporter.write_line(err, red=True)
-    runs = config.stash.get(RUNS_KEY, None)
-    if runs is None or not runs.results:
-        return
-    from .runs import summarize
-
-    terminalreporter.section("rocm-llm workloads")
-    target = config.stash[SETTINGS_KEY].target
-    terminalreporter.write_line(f"target {target.name if target else '-'}; output speed = "
-                                "(completion_tokens - 1) / (e2e - TTFT)")
-    for (suite, name), result in runs.results.items():
-        terminalreporter.write_line(f"{suite}/{name} [{result.workload.kind}]: "
-                                    f"{summarize(result)}")
+    write_summary(terminalreporter, config.stash[COLLECTOR_KEY], config.stash.get(RUNS_KEY, None),
+                  config.stash[SETTINGS_KEY].target)
 
 
 @pytest.hookimpl

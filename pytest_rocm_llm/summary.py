@@ -4,8 +4,14 @@ grouped by suite and profile."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from .verdicts import Verdict
+
+if TYPE_CHECKING:
+    from .collector import RunCollector
+    from .runs import WorkloadRuns
+    from .targets import Target
 
 HEADER = ("check", "measured", "floor", "baseline", "delta", "verdict")
 
@@ -51,3 +57,27 @@ def render(verdicts: Iterable[Verdict]) -> list[str]:
             for ref in v.references:
                 lines.append(f"  {v.check}: reference {ref}")
     return lines
+
+
+def write_summary(tr: Any, collector: RunCollector, runs: WorkloadRuns | None,
+                  target: Target | None) -> None:
+    """The run's closing sections: verdicts, baselines written, workload summaries."""
+    if collector.verdicts:
+        tr.section("rocm-llm verdicts")
+        for line in render(collector.verdicts):
+            tr.write_line(line)
+    if collector.changes or collector.write_errors:
+        tr.section("rocm-llm baselines written")
+        for change in collector.changes:
+            tr.write_line(change.describe())
+        for err in collector.write_errors:
+            tr.write_line(err, red=True)
+    if runs is None or not runs.results:
+        return
+    from .runs import summarize
+
+    tr.section("rocm-llm workloads")
+    tr.write_line(f"target {target.name if target else '-'}; output speed = "
+                  "(completion_tokens - 1) / (e2e - TTFT)")
+    for (suite, name), result in runs.results.items():
+        tr.write_line(f"{suite}/{name} [{result.workload.kind}]: {summarize(result)}")
