@@ -34,3 +34,25 @@ def group_by_profile(items: list[pytest.Item],
         out.extend(block)
         i = j
     items[:] = out
+
+
+def tag_xdist_groups(items: list[pytest.Item],
+                     suite_of: Callable[[pytest.Item], Suite | None]) -> None:
+    """``--dist loadgroup``: give each suite test the ``@group`` nodeid suffix by which the
+    xdist controller keeps a group on one worker.
+
+    pytest-xdist 3.8's worker does this by setting ``item._nodeid``, which pytest 9 no longer
+    reads (node ids are a structured ``_id``), so its groups were silently dropped and a suite
+    ran on both workers, launching each server twice (seen here). Tag them as xdist means to.
+    """
+    for item in items:
+        suite = suite_of(item)
+        if suite is None or "@" in item.nodeid:
+            continue
+        tagged = f"{item.nodeid}@suite-{suite.name}"
+        if hasattr(item, "_id"):  # pytest >= 9
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(tagged)
+        else:
+            item._nodeid = tagged

@@ -157,6 +157,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not suites:
         return
     group_by_profile(items, lambda item: item.stash.get(SUITE_KEY, None))
+    if getattr(config.option, "loadgroup", False):
+        from .ordering import tag_xdist_groups
+
+        tag_xdist_groups(items, lambda item: item.stash.get(SUITE_KEY, None))
     s = config.stash[SETTINGS_KEY]
     if s.target is None:
         raise pytest.UsageError(

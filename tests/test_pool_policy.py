@@ -76,3 +76,23 @@ def test_pool_runs_at_most_max_servers(tmp_path: Path, monkeypatch: pytest.Monke
     assert "demo/reference: stopping to make room for demo/spec" in messages[0] or (
         expected_running == 2 and "demo/reference: stopping to make room for demo/throughput"
         in messages[0])
+
+
+def test_xdist_loadgroup_keeps_each_suite_on_one_worker(pytester: pytest.Pytester) -> None:
+    """pytest-xdist 3.8 + pytest 9 drop xdist_group tags; the plugin's tags keep a suite's
+    tests (hence its servers) on one worker."""
+    for name in ("a", "b"):
+        d = pytester.path / "suites" / name
+        d.mkdir(parents=True)
+        (d / "suite.toml").write_text(f'[suite]\nname = "{name}"\n[model]\nid = "m"\n'
+                                      "[profiles.p]\n")
+        (d / f"test_{name}.py").write_text(
+            "import os, pytest\n@pytest.mark.parametrize('i', range(4))\n"
+            f"def test_{name}(i):\n"
+            f"    open('{name}.' + os.environ['PYTEST_XDIST_WORKER'], 'w').close()\n")
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup", "--rocm-target",
+                                           "cpu", "-p", "no:cacheprovider", "suites")
+    result.assert_outcomes(passed=8)
+    for name in ("a", "b"):
+        assert len(list(pytester.path.glob(f"{name}.gw*"))) == 1
