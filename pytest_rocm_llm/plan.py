@@ -244,6 +244,19 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
         w(f"  total: ~{total_requests} requests, {total_tokens:,} tokens")
 
     w("")
+    if suite.evals:
+        w("evaluations:")
+        for name in suite.evals:
+            e = suite.eval_for(name, target)
+            sizes = {k: getattr(e, k) for k in ("limit", "shots", "prompts",
+                                                   "hypothesis_examples", "lengths", "samples",
+                                                   "max_tokens", "concurrency", "domain")
+                     if getattr(e, k, None) not in (None, ())}
+            on = (f"{e.profile} vs {e.reference_profile}" if e.kind == "parity"
+                  else e.profile or suite.default_profile)
+            w(f"  {name}: {e.kind} on profile {on}; "
+              + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+        w("")
     w("checks:")
     checks = suite.checks_for(target)
     if not checks:
@@ -255,7 +268,12 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
             bounds.append(f">= {_num(check.min)}{unit}")
         if check.max is not None:
             bounds.append(f"<= {_num(check.max)}{unit}")
-        w(f"  {check.name}: {check.metric} {' and '.join(bounds)} on workload {check.workload}")
+        if check.reference_score is not None:
+            bounds.append(f">= binomial floor of {_num(check.reference_score)} at alpha "
+                          f"{_num(check.alpha)} over the items scored")
+        reads = (f"workload {check.workload}" if check.workload
+                 else f"evaluation {check.eval} ({suite.eval_for(check.eval, target).kind})")
+        w(f"  {check.name}: {check.metric} {' and '.join(bounds)} on {reads}")
         w(f"    source: {check.source}")
 
     w("")
