@@ -145,10 +145,7 @@ class Change:
 
 def apply_updates(path: Path, suite: str, target: str,
                   updates: Mapping[str, Mapping[str, Any]]) -> list[Change]:
-    """Merge new entries (check name -> entry) into the file and write it atomically.
-
-    A gate tolerance already in the file is kept: it is a reviewed decision, not a
-    measurement."""
+    """Merge new entries (check name -> entry) into the file and write it atomically."""
     current = load(path)
     if current is not None:
         data = json.loads(path.read_text())
@@ -159,8 +156,6 @@ def apply_updates(path: Path, suite: str, target: str,
     for check, entry in sorted(updates.items()):
         old = data["metrics"].get(check)
         new = dict(entry)
-        if old is not None and "tolerance" in old.get("gate", {}):
-            new["gate"] = {**new["gate"], "tolerance": old["gate"]["tolerance"]}
         data["metrics"][check] = new
         changes.append(Change(path, check, old["value"] if old else None, new["value"],
                               new.get("unit", ""),

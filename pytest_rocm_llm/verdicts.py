@@ -153,7 +153,9 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
         if mode != "check" or entry is None:
             write = baseline_entry(spec, m, base.profile, provenance)
         if entry is not None:
-            gate_result = judge(entry.measurement, m, entry.gate)
+            # The suite's gate is the reviewed policy; the entry records the one in force
+            # when it was measured.
+            gate_result = judge(entry.measurement, m, spec.gate)
             common.update(gate=gate_result.describe(spec.unit), delta_pct=gate_result.delta_pct)
 
     def out(status: Status, failure: str | None, cause: str | None = None) -> Decision:

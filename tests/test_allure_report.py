@@ -99,7 +99,7 @@ def report_run(tmp_path_factory: pytest.TempPathFactory, reference_model_dir):
 
 def test_result_files_carry_labels_values_and_attachments(report_run):
     root, proc = report_run
-    assert "2 passed, 1 failed" in proc.stdout, proc.stdout[-3000:]
+    assert "1 failed, 2 passed" in proc.stdout, proc.stdout[-3000:]
     alluredir = root / "allure"
     by_story = {labels(r)["story"][0]: r for r in results(alluredir)}
     assert set(by_story) == {"speed", "saturation", "impossible"}

@@ -87,7 +87,7 @@ def test_atomic_write_crash_while_writing(tmp_path: Path, monkeypatch):
     assert len(list(tmp_path.iterdir())) == 1
 
 
-def test_updates_merge_keep_reviewed_tolerance_and_report_changes(tmp_path: Path):
+def test_updates_merge_and_report_changes(tmp_path: Path):
     path = tmp_path / "cpu" / "smoke.json"
     changes = apply_updates(path, "smoke", "cpu", {"tput": entry(10.0, "published", 0.3)})
     assert [c.old for c in changes] == [None] and "new baseline" in changes[0].describe()
@@ -96,7 +96,7 @@ def test_updates_merge_keep_reviewed_tolerance_and_report_changes(tmp_path: Path
     assert by["tput"].old == 10.0 and by["tput"].new == 12.0
     assert "+20.0%" in by["tput"].describe() and "was published" in by["tput"].describe()
     data = json.loads(path.read_text())
-    assert data["metrics"]["tput"]["gate"]["tolerance"] == 0.3  # a reviewed decision stays
+    assert data["metrics"]["tput"]["value"] == 12.0 and data["metrics"]["ttft"]["value"] == 1.0
     assert set(data["metrics"]) == {"tput", "ttft"}
 
 
