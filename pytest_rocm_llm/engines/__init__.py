@@ -6,6 +6,9 @@ command lines and speak HTTP; they never import the engine.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -41,6 +44,39 @@ class FlagCheck:
 
 class EngineError(Exception):
     """The engine environment is unusable (missing, wrong version, cannot import)."""
+
+
+FLAGCHECK_MARK = "@@ROCM_LLM_FLAGCHECK@@"  # the check scripts' result line starts with it
+
+
+def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, list[str]],
+                   env: Mapping[str, str] | None, timeout_s: float, label: str,
+                   module: str) -> tuple[str, list[FlagCheck]]:
+    """Run an engine's own argument parser (``script``, inside the engine environment) over
+    every profile's argv; ``label`` names the engine in messages, ``module`` what must be
+    importable. Raises EngineError when the engine cannot be run."""
+    argv = [*prefix, "-c", script, json.dumps(dict(profiles))]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
+                             env={**os.environ, **(env or {})}, check=False)
+    except FileNotFoundError:
+        raise EngineError(f"engine interpreter {prefix[0]!r} not found") from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"{label}'s argument parser did not answer in {timeout_s:.0f} s "
+                          f"(engine: {' '.join(prefix)})") from None
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith(FLAGCHECK_MARK)), None)
+    if line is None:
+        tail = "\n".join((out.stderr or out.stdout).splitlines()[-15:])
+        raise EngineError(f"could not run {label}'s argument parser with {' '.join(prefix)} "
+                          f"(exit {out.returncode}):\n{tail}")
+    data = json.loads(line[len(FLAGCHECK_MARK):])
+    if "import_error" in data:
+        raise EngineError(f"{module} is not importable by {' '.join(prefix)}: "
+                          f"{data['import_error']}; point --llm-engine-python or "
+                          f"--llm-engine-cmd at the {label} environment")
+    checks = [FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]))
+              for name, r in data["results"].items()]
+    return data["version"], checks
 
 
 class Engine(Protocol):

@@ -11,17 +11,12 @@ whose parser is ``make_arg_parser(FlexibleArgumentParser(...))`` from
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 
 import httpx
 
 from ..targets import FlagValue
-from . import EngineError, FlagCheck, flags_to_argv
-
-_MARK = "@@ROCM_LLM_FLAGCHECK@@"
+from . import FlagCheck, flags_to_argv, run_flag_check
 
 # Counters registered by vllm/v1/spec_decode/metrics.py (SpecDecodingProm); the exposition
 # adds ``_total``. One series per engine (label ``engine``), summed here.
@@ -89,28 +84,8 @@ class VLLM:
                     timeout_s: float = 300.0) -> tuple[str, list[FlagCheck]]:
         """Parse every profile's argv with the installed vLLM's parser. Returns the vLLM
         version and one verdict per profile; raises EngineError if vLLM cannot be run."""
-        argv = [*prefix, "-c", _CHECK_SCRIPT, json.dumps(dict(profiles))]
-        try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
-                                 env={**os.environ, **(env or {})}, check=False)
-        except FileNotFoundError:
-            raise EngineError(f"engine interpreter {prefix[0]!r} not found") from None
-        except subprocess.TimeoutExpired:
-            raise EngineError(f"vLLM's argument parser did not answer in {timeout_s:.0f} s "
-                              f"(engine: {' '.join(prefix)})") from None
-        line = next((ln for ln in out.stdout.splitlines() if ln.startswith(_MARK)), None)
-        if line is None:
-            tail = "\n".join((out.stderr or out.stdout).splitlines()[-15:])
-            raise EngineError(f"could not run vLLM's argument parser with {' '.join(prefix)} "
-                              f"(exit {out.returncode}):\n{tail}")
-        data = json.loads(line[len(_MARK):])
-        if "import_error" in data:
-            raise EngineError(f"vllm is not importable by {' '.join(prefix)}: "
-                              f"{data['import_error']}; point --llm-engine-python or "
-                              "--llm-engine-cmd at the vLLM environment")
-        checks = [FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]))
-                  for name, r in data["results"].items()]
-        return data["version"], checks
+        return run_flag_check(prefix, _CHECK_SCRIPT, profiles, env, timeout_s, "vLLM",
+                              "vllm")
 
     def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict:
         """``version`` from ``/version``; ``served_model_name`` and ``model_path`` from the
