@@ -10,11 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_rocm_llm.evals.items import (
+    NUMBER,
+    Item,
     canonical_number,
     extract_letter_flexible,
     extract_letter_strict,
     extract_number_flexible,
     extract_number_strict,
+    score,
 )
 
 values = st.decimals(min_value=-10**9, max_value=10**9, places=2, allow_nan=False,
@@ -44,7 +47,33 @@ def test_strict_reads_the_number_after_hashes(data, value: Decimal) -> None:
     written = data.draw(formats(value))
     text = f"Some reasoning with 12 and 7.\n#### {written}\nThanks, 99"
     assert Decimal(extract_number_strict(text)) == value
-    assert extract_number_flexible(text) == "99"
+    # the answer in the asked format wins over a later number, in flexible mode too
+    assert extract_number_flexible(text) == extract_number_strict(text)
+
+
+@given(st.data(), values, st.text(alphabet="0123456789 ,.-$abc\n", max_size=40))
+def test_a_hashes_answer_wins_whatever_prose_follows_it(data, value: Decimal,
+                                                        tail: str) -> None:
+    text = f"Reasoning: 4 + 5 = 9.\n#### {data.draw(formats(value))}\n{tail}"
+    assert Decimal(extract_number_strict(text)) == value
+    assert Decimal(extract_number_flexible(text)) == value
+
+
+def test_issue_example_scores_the_hashes_answer_in_both_modes() -> None:
+    # Issue 13 item 5: the last number used to win, scoring 3.
+    item = Item(id="test-0", messages=({"role": "user", "content": "q"},), gold="18",
+                answer_format=NUMBER)
+    s = score(item, "#### 18 That took 3 steps.")
+    assert (s.strict, s.flexible) == ("18", "18")
+    assert s.correct("18", "strict") and s.correct("18", "flexible")
+    s = score(item, "She makes $18.\n#### 18\nThat took 3 steps.")
+    assert s.correct("18", "flexible")
+
+
+def test_flexible_falls_back_to_the_last_number_only_without_hashes() -> None:
+    assert extract_number_flexible("She makes 9 * 2 = 18 dollars, in 3 steps.") == "3"
+    # "####" with no number after it is not an answer: fall back to the last number
+    assert extract_number_flexible("#### none\nso 7 then 8") == "8"
 
 
 @pytest.mark.parametrize("text, strict, flexible", [

@@ -3,7 +3,9 @@
 Numbers (GSM8K, arithmetic) and multiple-choice letters (GPQA) are extracted two ways,
 as lm-evaluation-harness reports GSM8K: ``strict`` reads only the answer in the format the
 prompt asked for ("#### N", "Answer: X"); ``flexible`` reads the last number (letter) in the
-text. Both are always computed; a config picks which one is "accuracy".
+text. For numbers, flexible takes the "#### N" answer whenever there is one and the last
+number only when there is none: a model that answers "#### 18" and then adds "That took 3
+steps." answered 18. Both are always computed; a config picks which one is "accuracy".
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ def extract_number_strict(text: str) -> str | None:
 
 
 def extract_number_flexible(text: str) -> str | None:
+    strict = extract_number_strict(text)
+    if strict is not None:
+        return strict
     found = NUMBER_RE.findall(text)
     return canonical_number(found[-1]) if found else None
 
