@@ -4,16 +4,19 @@ A floor is asserted only after the run's preconditions hold: every request succe
 achieved request rate is within 5% of the target, the achieved prefix-cache hit ratio is
 within 5 points of the target, and every prompt and output had its forced length. A broken
 precondition fails as ``PreconditionNotMet`` naming what broke, never as a speed verdict.
+A rate sweep's preconditions are those of each step; a step the server failed (requests
+failed, TTFT over the SLO) is its measurement, not a broken precondition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .gates import Gate, Measurement, binomial_stderr, gate_kind_for, stderr_of_mean
 from .tomlschema import REQUIRED, Table
+from .records import RequestRecord
 from .workload_config import Workload
 
 if TYPE_CHECKING:
@@ -134,21 +137,38 @@ def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
                      "binomial floor around a published score)")
     if not c.source:
         t.fail("source", "say where the number comes from (a publication, a measurement)")
+    if workload is not None and metric == "saturation_rate":
+        _saturation_floor(t, workload, workloads[workload], c.min)
     t.done()
     return c
 
 
-def preconditions(result: WorkloadResult) -> list[str]:
-    """What is wrong with the run, in words; empty when floors may be asserted."""
-    w, m, recs = result.workload, result.metrics, result.records
-    problems = []
-    if not recs:
-        return ["the workload produced no requests"]
+def _saturation_floor(t: Table, name: str, w: Workload, floor: float | None) -> None:
+    if w.kind != "rate_sweep":
+        t.fail("metric", f"saturation_rate is measured by a rate_sweep workload; {name!r} is a "
+                         f"{w.kind}")
+    # A node that cannot hold the first step reads 0 (below every offered rate): against a
+    # floor under that step it may still have held the floor, so the verdict would be a guess.
+    if floor is not None and w.rates and floor < w.rates[0]:
+        t.fail("min", f"a saturation floor of {floor:g} req/s is below the sweep's first rate "
+                      f"{w.rates[0]:g} req/s, so a node failing that step cannot be judged "
+                      f"against it; start workloads.{name}.rates at or below the floor")
+
+
+def _failed(recs: Sequence[RequestRecord]) -> str | None:
     failed = [r for r in recs if not r.ok]
-    if failed:
-        first = failed[0]
-        problems.append(f"{len(failed)}/{len(recs)} requests failed "
-                        f"(first: request {first.index}: {first.error})")
+    if not failed:
+        return None
+    return (f"{len(failed)}/{len(recs)} requests failed "
+            f"(first: request {failed[0].index}: {failed[0].error})")
+
+
+def _run_problems(w: Workload, m: Mapping[str, float | None], recs: Sequence[RequestRecord],
+                  rate: float | None) -> list[str]:
+    """What the client or the workload's shape got wrong (never a request the server failed):
+    outputs and prompts off their forced length, the offered rate not kept, the cache-hit
+    target not shown."""
+    problems = []
     ok = [r for r in recs if r.ok]
     short = [r for r in ok if r.completion_tokens != r.expected_output_tokens]
     if short:
@@ -158,12 +178,14 @@ def preconditions(result: WorkloadResult) -> list[str]:
     if bad_prompts:
         problems.append(f"{len(bad_prompts)} prompts not at {w.input_tokens} tokens "
                         f"(server counted {bad_prompts[0].prompt_tokens})")
-    if w.kind == "fixed_rate" and w.request_rate:
+    if rate:
         achieved = m.get("achieved_request_rate")
-        if achieved is None or abs(achieved - w.request_rate) > RATE_TOLERANCE * w.request_rate:
+        if achieved is None or abs(achieved - rate) > RATE_TOLERANCE * rate:
             problems.append(f"achieved request rate {achieved or 0:.3f} req/s is not within "
-                            f"{RATE_TOLERANCE:.0%} of the target {w.request_rate:g} req/s")
-    if w.kind in ("fixed_rate", "rate_sweep") and w.cache_hit > 0:
+                            f"{RATE_TOLERANCE:.0%} of the target {rate:g} req/s")
+    # With no successful request there is no cache report to read: that run is the
+    # server's failure, named as such, not a missing --enable-cache-report.
+    if w.kind in ("fixed_rate", "rate_sweep") and w.cache_hit > 0 and ok:
         hit = m.get("cache_hit_ratio")
         if hit is None:
             problems.append("the server reported no cached_tokens (sglang: "
@@ -172,6 +194,45 @@ def preconditions(result: WorkloadResult) -> list[str]:
             problems.append(f"achieved prefix-cache hit ratio {hit:.1%} is not within "
                             f"{CACHE_TOLERANCE * 100:.0f} points of the target {w.cache_hit:.0%}")
     return problems
+
+
+def preconditions(result: WorkloadResult) -> list[str]:
+    """What is wrong with the run, in words; empty when floors may be asserted."""
+    w, m, recs = result.workload, result.metrics, result.records
+    if w.kind == "rate_sweep":
+        # Each step was validated as it ran (judge_step); a step the server could not hold
+        # is the measurement, not a broken precondition, so the records are not re-read.
+        return list(result.problems) if result.steps else ["the workload produced no requests"]
+    if not recs:
+        return ["the workload produced no requests"]
+    failed = _failed(recs)
+    rate = w.request_rate if w.kind == "fixed_rate" else None
+    return ([failed] if failed else []) + _run_problems(w, m, recs, rate)
+
+
+def judge_step(w: Workload, rate: float, m: Mapping[str, float | None],
+               recs: Sequence[RequestRecord]) -> dict[str, Any]:
+    """One step of a rate sweep, judged on its own: ``invalid`` when it did not run as
+    declared (the step says nothing about ``rate``), else ``held`` or ``broken`` by the SLO
+    (every request succeeded, TTFT max within ``ttft_slo_s``)."""
+    problems = _run_problems(w, m, recs, None) if recs else ["the step produced no requests"]
+    achieved = m.get("achieved_request_rate")
+    # send_s is stamped before the connection opens, so a late send is the load generator
+    # falling behind its schedule, never the server being slow.
+    if recs and (achieved is None or achieved < (1 - RATE_TOLERANCE) * rate):
+        problems.insert(0, f"the client sent at {achieved or 0:.3f} req/s, not within "
+                           f"{RATE_TOLERANCE:.0%} of the offered {rate:g} req/s (the load "
+                           "generator fell behind its schedule)")
+    breaches = []
+    failed = _failed(recs)
+    if failed:
+        breaches.append(failed)
+    slo, ttft = w.ttft_slo_s or 0.0, m.get("ttft_max_s")
+    if ttft is not None and ttft > slo:
+        breaches.append(f"TTFT max {ttft:.2f} s is over the SLO {slo:g} s")
+    status = "invalid" if problems else "broken" if breaches else "held"
+    return {"rate": rate, "status": status, "held": status == "held", "problems": problems,
+            "slo_breaches": breaches, **m}
 
 
 def verify(check: Check, result: WorkloadResult) -> float:

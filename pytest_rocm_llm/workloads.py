@@ -3,8 +3,11 @@
 - single_stream: sequential requests at ISL/OSL after warm-up (Artificial Analysis method).
 - fixed_rate: a seeded Poisson arrival schedule at a request rate, ISL/OSL and a target
   prefix-cache hit ratio.
-- rate_sweep: fixed_rate at increasing rates until the TTFT SLO breaks; the last rate that
-  held is the saturation rate.
+- rate_sweep: fixed_rate at increasing rates until a step breaks the SLO (every request
+  succeeds, TTFT max within ttft_slo_s); the last rate that held is the saturation rate, 0
+  when the first step broke. Each step is judged on its own (checks.judge_step): a step the
+  client could not send at its rate, or that did not run as declared, ends the sweep as a
+  broken precondition instead.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
+from .checks import judge_step
 from .metrics import serving_metrics
 from .prompts import Vocabulary, poisson_schedule, shared_prefix_prompts
 from .records import RequestRecord
@@ -32,9 +36,15 @@ class WorkloadResult:
     metrics: dict[str, float | None]
     steps: list[dict[str, Any]] = field(default_factory=list)  # rate_sweep: one per rate
     trials: list[dict[str, float | None]] = field(default_factory=list)  # trials >= 2 only
+    # What made the run not what it declared, found while it ran (a sweep step the client
+    # could not send); the precondition check reads these.
+    problems: list[str] = field(default_factory=list)
 
 
 Progress = Callable[[str], None]
+# One step of a sweep: run_fixed_rate's signature (base_url, model, vocab, w, progress,
+# headers, rate).
+StepRunner = Callable[..., Awaitable[WorkloadResult]]
 
 
 def prompt_seed(w: Workload) -> int:
@@ -120,27 +130,41 @@ async def run_fixed_rate(base_url: str, model: str, vocab: Vocabulary, w: Worklo
 
 
 async def run_rate_sweep(base_url: str, model: str, vocab: Vocabulary, w: Workload,
-                         progress: Progress, headers: Mapping[str, str] | None = None
-                         ) -> WorkloadResult:
+                         progress: Progress, headers: Mapping[str, str] | None = None,
+                         run_step: StepRunner = run_fixed_rate) -> WorkloadResult:
     steps: list[dict[str, Any]] = []
-    saturation: float | None = None
-    last: WorkloadResult | None = None
+    problems: list[str] = []
+    held: list[WorkloadResult] = []
+    first: WorkloadResult | None = None
     for n, rate in enumerate(w.rates):
         # A new seed per step (fresh prompts and prefix); each step warms its own prefix.
         step_w = replace(w, seed=w.seed + n)
-        res = await run_fixed_rate(base_url, model, vocab, step_w, progress, headers, rate)
+        res = await run_step(base_url, model, vocab, step_w, progress, headers, rate)
+        first = first or res
+        step = judge_step(w, rate, res.metrics, res.records)
+        steps.append(step)
         m = res.metrics
-        held = (m["success_ratio"] == 1.0 and m["ttft_max_s"] is not None
-                and m["ttft_max_s"] <= (w.ttft_slo_s or 0))
-        steps.append({"rate": rate, "held": held, **m})
         progress(f"[rocm-llm] {w.name}: {rate:g} req/s: TTFT max {m['ttft_max_s'] or 0:.2f} s, "
-                 f"{m['output_tok_s'] or 0:.1f} tok/s -> {'held' if held else 'SLO broken'}")
-        if not held:
+                 f"{m['output_tok_s'] or 0:.1f} tok/s -> "
+                 + "; ".join(step["problems"] or step["slo_breaches"] or ["held"]))
+        if step["status"] == "invalid":
+            problems += [f"step {rate:g} req/s: {p}" for p in step["problems"]]
             break
-        saturation, last = rate, res
-    metrics = dict(last.metrics) if last else {}
-    metrics["saturation_rate"] = saturation
-    return WorkloadResult(w, last.records if last else [], metrics, steps)
+        if step["status"] == "broken":
+            break
+        held.append(res)
+    # The sweep's figures are those at its saturation point. A first step the server could
+    # not hold saturates below every offered rate: 0, a measured value that fails any floor
+    # the sweep can show, not a missing one. A step the client could not send leaves
+    # saturation unknown.
+    last = held[-1] if held else None
+    metrics: dict[str, float | None] = dict(last.metrics) if last else {}
+    if problems:
+        metrics["saturation_rate"] = None
+    else:
+        metrics["saturation_rate"] = w.rates[len(held) - 1] if held else 0.0
+    records = last.records if last else first.records if first else []
+    return WorkloadResult(w, records, metrics, steps, problems=problems)
 
 
 RUNNERS = {"single_stream": run_single_stream, "fixed_rate": run_fixed_rate,
@@ -199,4 +223,5 @@ def run_workload(base_url: str, model: str, vocab: Vocabulary, w: Workload,
         # A metric some trial could not produce is missing, not averaged over fewer trials.
         metrics[key] = sum(values) / len(values) if len(values) == len(trials) else None
     records = [rec for r in results for rec in r.records]
-    return WorkloadResult(w, records, metrics, results[-1].steps, trials)
+    problems = [f"trial {t + 1}: {p}" for t, r in enumerate(results) for p in r.problems]
+    return WorkloadResult(w, records, metrics, results[-1].steps, trials, problems)

@@ -111,6 +111,9 @@ source = "test"
      "increasing positive rates"),
     ('kind = "fixed_rate"', 'kind = "rate_sweep"\nrates = [1.0]', "needs the TTFT SLO"),
     ('metric = "output_tok_s"', 'metric = "tokens"', "'tokens' is not a metric"),
+    ('metric = "output_tok_s"', 'metric = "saturation_rate"',
+     "key 'checks.c.metric': saturation_rate is measured by a rate_sweep workload; 'w' is a "
+     "fixed_rate"),
     ('workload = "w"', 'workload = "x"', "key 'checks.c.workload': 'x' is not a workload"),
     ('source = "test"', "", "key 'checks.c.source': say where the number comes from"),
     ("min = 1", "", "a check needs min (a floor), max (a ceiling) or reference_score"),
@@ -124,6 +127,19 @@ def test_bad_workloads_and_checks_are_usage_errors(old: str, new: str, expected:
     with pytest.raises(pytest.UsageError) as info:
         parse_suite(Path("suite.toml"), tomllib.loads(text))
     assert expected in str(info.value)
+
+
+def test_saturation_floor_below_the_first_step_is_a_usage_error() -> None:
+    # A node that cannot hold the first step reads saturation_rate = 0; below a floor under
+    # that step it might still have held the floor, so such a floor cannot be judged.
+    text = SUITE.replace('kind = "fixed_rate"', 'kind = "rate_sweep"\nrates = [2.0, 3.0]\n'
+                                                'ttft_slo_s = 1').replace(
+        'metric = "output_tok_s"', 'metric = "saturation_rate"')
+    with pytest.raises(pytest.UsageError) as info:
+        parse_suite(Path("suite.toml"), tomllib.loads(text))
+    assert ("key 'checks.c.min': a saturation floor of 1 req/s is below the sweep's first "
+            "rate 2 req/s") in str(info.value)
+    parse_suite(Path("suite.toml"), tomllib.loads(text.replace("min = 1", "min = 2")))
 
 
 def test_target_override_of_a_workload_keeps_the_rest() -> None:
