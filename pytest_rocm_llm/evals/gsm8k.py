@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .datasets import GSM8K_TEST, GSM8K_TRAIN, DatasetUnavailable, resolve
+from .datasets import GSM8K_TEST, GSM8K_TRAIN, DataFile, DatasetUnavailable, read
 from .items import NUMBER, Item, canonical_number
 
 INSTRUCTION = ("Solve the following math problem step by step. At the end, write the final "
@@ -45,18 +45,19 @@ class Problem:
         return re.sub(r"<<[^>]*>>", "", body).rstrip() + "\n#### " + tail.strip()
 
 
-def load(path: Path, what: str) -> list[Problem]:
+def load(data_dir: Path | None, file: DataFile, what: str) -> list[Problem]:
+    """The file's problems; from ``data_dir`` when given, else fetched (see datasets.read)."""
+    loaded = read(data_dir, file, what)
     problems = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                problems.append(Problem(i, row["question"], row["answer"]))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DatasetUnavailable(f"{what}: {path} line {i + 1} is not a GSM8K record "
-                                         f"({type(exc).__name__})") from None
+    for i, line in enumerate(loaded.text.split("\n")):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            problems.append(Problem(i, row["question"], row["answer"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DatasetUnavailable(f"{what}: {loaded.origin} line {i + 1} is not a GSM8K "
+                                     f"record ({type(exc).__name__})") from None
     return problems
 
 
@@ -96,9 +97,7 @@ def items_from(test: Sequence[Problem], train: Sequence[Problem], *, limit: int 
 
 
 def build(data_dir: Path | None, *, limit: int | None, shots: int, seed: int) -> list[Item]:
-    test = load(resolve(data_dir, GSM8K_TEST, "GSM8K test set"), "GSM8K test set")
-    train: list[Problem] = []
-    if shots:
-        train = load(resolve(data_dir, GSM8K_TRAIN, "GSM8K train set (few-shot exemplars)"),
-                     "GSM8K train set")
+    test = load(data_dir, GSM8K_TEST, "GSM8K test set")
+    train = (load(data_dir, GSM8K_TRAIN, "GSM8K train set (few-shot exemplars)") if shots
+             else [])
     return items_from(test, train, limit=limit, shots=shots, seed=seed)
