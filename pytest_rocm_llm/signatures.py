@@ -26,6 +26,7 @@ class Signature:
     pattern: re.Pattern[str]
     severity: str
     advice: str
+    source: str = ""  # the public issue or PR the failure was reported in
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,8 @@ class Hit:
     def describe(self) -> str:
         s = self.signature
         return (f"[{s.severity}] {s.title} ({s.id}), log line {self.line_no}: "
-                f"{self.line.strip()[:200]}\n    -> {s.advice}")
+                f"{self.line.strip()[:200]}\n    -> {s.advice}"
+                + (f" (reported: {s.source})" if s.source else ""))
 
 
 def _parse(file: Path) -> list[Signature]:
@@ -64,7 +66,8 @@ def _parse(file: Path) -> list[Signature]:
         severity = t.string("severity", "error")
         if severity not in SEVERITIES:
             t.fail("severity", f"{severity!r} is not one of {', '.join(SEVERITIES)}")
-        out.append(Signature(sid, t.string("title"), pattern, severity, t.string("advice")))
+        out.append(Signature(sid, t.string("title"), pattern, severity, t.string("advice"),
+                             t.string("source", "")))
         t.done()
     return out
 
