@@ -17,8 +17,16 @@ from typing import Any
 
 from .evaluation import EvalResult
 from .pool import LLMServer
+from .speculation import SpecCounters
 
 Servers = Callable[[str | None], LLMServer]
+
+
+def engine_counters(server: LLMServer) -> SpecCounters | None:
+    """The server's speculative counters since start, as its engine exposes them."""
+    from .engines import get_engine
+
+    return get_engine(server.engine).spec_counters(server.base_url)
 
 
 class EvalUnavailable(Exception):
@@ -32,7 +40,7 @@ class EvalRuns:
     gpqa_csv: Path | None
     gpqa_sha256: str | None
     progress: Callable[[str], None] = print
-    accept_length: Callable[[LLMServer], float | None] = lambda server: None
+    spec_counters: Callable[[LLMServer], SpecCounters | None] = engine_counters
     _results: dict[tuple[str, str], EvalResult] = field(default_factory=dict)
     _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
 
@@ -116,7 +124,8 @@ class EvalRuns:
 
     def _parity(self, config: Any, servers: Servers) -> EvalResult:
         from .completions import Endpoint, generate_sync
-        from .parity import judge_parity, parity_prompt_set
+        from .parity import continuation, judge_parity, parity_prompt_set
+        from .speculation import between
 
         # Reference first, then the speculative server: one server at a time suffices.
         ref = servers(config.reference_profile)
@@ -129,13 +138,18 @@ class EvalRuns:
                              label=f"{config.name} reference")
         ref.check_alive()
         spec = servers(config.profile)
+        end = Endpoint(spec.base_url, config.api, spec.served_model_name)
         self.progress(f"[rocm-llm] {config.name}: {len(ids)} prompts on {spec.profile}")
-        specs = generate_sync(Endpoint(spec.base_url, config.api, spec.served_model_name), ids,
-                              config.max_tokens, k, progress=self.progress,
+        # The counters bracket the parity requests alone: since start, they also hold
+        # whatever ran on this server before (glm52's decode workload does).
+        before = self.spec_counters(spec)
+        specs = generate_sync(end, ids, config.max_tokens, k, progress=self.progress,
                               label=f"{config.name} speculative")
+        counted = between(before, self.spec_counters(spec))
+        result = judge_parity(config, prompts, refs, specs, counted,
+                              continuation(end, config), _decoder(spec.model_path))
         spec.check_alive()
-        return judge_parity(config, prompts, refs, specs, self.accept_length(spec),
-                            _decoder(spec.model_path))
+        return result
 
     def _long_context(self, config: Any, servers: Servers) -> EvalResult:
         from .completions import Endpoint

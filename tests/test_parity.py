@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rocm_llm.completions import Endpoint, Generation
+from pytest_rocm_llm.completions import Generation
+from pytest_rocm_llm.eval_runs import EvalRuns
+from pytest_rocm_llm.evaluation import EvalResult
 from pytest_rocm_llm.parity import (
     ParityConfig,
     compare,
@@ -17,9 +19,10 @@ from pytest_rocm_llm.parity import (
     parity_prompts,
     parse_parity,
     random_id_prompts,
-    run_parity,
 )
+from pytest_rocm_llm.pool import LLMServer
 from pytest_rocm_llm.tomlschema import Table
+from tests.toy_engine import Toy, serve
 
 TOL = 0.1
 
@@ -70,7 +73,8 @@ def swapped(draw: st.DrawFn, gap_range: tuple[float, float]):
     gap = draw(st.floats(*gap_range))
     base = draw(st.floats(-5.0, -0.5))
     ref_top = {a: base, b: base - gap, **{t: base - 5 for t in list(tops[i])[1:4]}}
-    spec_top = {b: base + draw(st.floats(-0.01, 0.01)), a: base - gap}
+    # the speculative side prefers its own token (by 0..0.01): a negative gap is no tie
+    spec_top = {b: base + draw(st.floats(0.0, 0.01)), a: base - gap}
     spec_top = {**spec_top, **{t: base - 5 for t in list(tops[i])[1:4]}}
     spec_ids = ids[:i] + [b] + [draw(st.integers(0, 50_000)) for _ in ids[i + 1:]]
     spec_tops = tops[:i] + [spec_top] + [{t: -1.0} for t in spec_ids[i + 1:]]
@@ -142,6 +146,7 @@ def test_parse_parity_defaults_and_override() -> None:
                                     "reference_profile": "plain", "tolerance": 0.2}))
     assert (c.profile, c.reference_profile, c.tolerance, c.exact) == ("eagle", "plain", 0.2,
                                                                       False)
+    assert c.max_near_tie_ratio == 0.5  # "every prompt diverges at a near tie" cannot agree
     o = parse_parity("spec", table({"prompts": 4, "exact": True}), base=c)
     assert (o.prompts, o.exact, o.tolerance, o.profile) == (4, True, 0.2, "eagle")
 
@@ -156,6 +161,8 @@ def test_parse_parity_defaults_and_override() -> None:
     ({"kind": "parity", "reference_profile": "b"}, "profile", "required"),
     ({"kind": "parity", "profile": "a", "reference_profile": "b", "top_logprobs": 0},
      "top_logprobs", "out of range"),
+    ({"kind": "parity", "profile": "a", "reference_profile": "b", "max_near_tie_ratio": 1.5},
+     "max_near_tie_ratio", "out of range"),
 ])
 def test_parse_parity_errors_name_file_and_key(data, key, words) -> None:
     with pytest.raises(pytest.UsageError) as e:
@@ -163,18 +170,126 @@ def test_parse_parity_errors_name_file_and_key(data, key, words) -> None:
     assert f"suite.toml: key 'evals.spec.{key}'" in str(e.value) and words in str(e.value)
 
 
+@given(swapped((0.0, TOL * 0.5)), st.floats(0.001, TOL * 0.5), st.booleans())
+def test_a_token_its_own_side_ranks_lower_is_a_real_divergence(case, under: float,
+                                                               on_spec: bool) -> None:
+    """abs() would call this a tie: the side emitted a token its own logprobs rank below the
+    other side's token, i.e. it did not emit its own greedy choice (a wrongly accepted draft
+    on the speculative side; a reference that is not greedy on the other)."""
+    ref, spec, i = case
+    victim, other = (spec, ref) if on_spec else (ref, spec)
+    tops = list(victim.top_logprobs)
+    mine = victim.token_ids[i]
+    tops[i] = {**tops[i], other.token_ids[i]: tops[i][mine] + under}
+    victim = Generation(victim.token_ids, victim.logprobs, tuple(tops), "length",
+                        len(victim.token_ids), None)
+    ref, spec = (ref, victim) if on_spec else (victim, spec)
+    c = compare("p", ref, spec, TOL)
+    assert (c.outcome, c.position) == ("divergence", i)
+    side = "speculative" if on_spec else "reference"
+    assert f"the {side} side's own logprobs rank" in c.reason and "greedy" in c.reason
+
+
+# -- the production runner (EvalRuns) against the toy engine over real HTTP ---------------
+
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def test_failed_requests_and_no_speculation_are_problems_not_a_pass() -> None:
+def server(profile: str, url: str, engine: str, model_dir: Path) -> LLMServer:
+    return LLMServer("s", profile, url, engine, "m", str(model_dir), (), {}, "test")
+
+
+def run_eval(tmp_path: Path, model_dir: Path, ref: Toy, spec: Toy, engine: str = "sglang",
+             **config: object) -> EvalResult:
+    api = "generate" if engine == "sglang" else "completions"
+    cfg = ParityConfig("parity", "parity", "spec", "ref", prompts=4, max_tokens=12, api=api,
+                       **config)  # type: ignore[arg-type]
+    with serve(ref) as ref_url, serve(spec) as spec_url:
+        servers = {"ref": server("ref", ref_url, engine, model_dir),
+                   "spec": server("spec", spec_url, engine, model_dir)}
+        evals = EvalRuns(tmp_path, None, None, None, lambda m: None)
+        return evals.get("s", cfg, servers.__getitem__)
+
+
+def test_healthy_speculation_passes_with_the_runs_own_accept_length(
+        tmp_path: Path, reference_model_dir: Path) -> None:
+    r = run_eval(tmp_path, reference_model_dir, Toy(), Toy(accept=2.0))
+    assert r.problems == () and r.details == ()
+    assert r.metrics["match_ratio"] == 1.0 and r.metrics["agree_ratio"] == 1.0
+    # the parity requests' own value, not the server's lifetime 3.1
+    assert r.metrics["accept_length"] == pytest.approx(2.0)
+
+
+def test_per_request_accept_length_1_beats_a_server_lifetime_3_1(
+        tmp_path: Path, reference_model_dir: Path) -> None:
+    """The issue's probe: sglang's avg_spec_accept_length is cumulative since start (glm52
+    runs its decode workload on the same server first); the parity requests did not
+    speculate, so parity proves nothing."""
+    r = run_eval(tmp_path, reference_model_dir, Toy(), Toy(accept=1.0, lifetime=3.1))
+    assert any("did not speculate: accept length 1.000" in p for p in r.problems), r.problems
+
+
+@pytest.mark.parametrize("accepted_per_step, expected", [(0.0, 1.0), (1.0, 2.0)])
+def test_vllm_accept_length_is_the_counter_delta_over_the_parity_requests(
+        tmp_path: Path, reference_model_dir: Path, accepted_per_step: float,
+        expected: float) -> None:
+    """vLLM's counters stand at 3.1 since start; the run's own steps accept
+    ``accepted_per_step`` each."""
+    r = run_eval(tmp_path, reference_model_dir, Toy(), Toy(accepted_per_step=accepted_per_step),
+                 engine="vllm")
+    assert r.metrics.get("accept_length") == pytest.approx(expected)
+    stalled = any("did not speculate" in p for p in r.problems)
+    assert stalled == (expected == 1.0), r.problems
+
+
+def test_every_prompt_diverging_at_a_near_tie_fails(tmp_path: Path,
+                                                    reference_model_dir: Path) -> None:
+    r = run_eval(tmp_path, reference_model_dir, Toy(plant_tie=True),
+                 Toy(plant_tie=True, bias=0.06, accept=2.0))
+    assert r.metrics["match_ratio"] == 0.0 and r.metrics["near_tie_ratio"] == 1.0
+    assert r.metrics["agree_ratio"] == 0.5  # near ties credited up to the default share
+    assert any("max_near_tie_ratio" in d for d in r.details), r.details
+    assert r.metrics["real_divergences"] == 0
+    # bound raised in the suite: the same run agrees (each tie was followed to the end)
+    r = run_eval(tmp_path, reference_model_dir, Toy(plant_tie=True),
+                 Toy(plant_tie=True, bias=0.06, accept=2.0), max_near_tie_ratio=1.0)
+    assert r.metrics["agree_ratio"] == 1.0 and r.problems == ()
+    assert [rec["near_ties"] for rec in r.records] == [[0]] * 4
+
+
+def test_a_negative_gap_is_a_real_divergence(tmp_path: Path,
+                                             reference_model_dir: Path) -> None:
+    """The speculative side emits the runner-up its own logprobs rank 0.05 below the
+    reference's token: within tolerance by abs(), but not its own greedy choice."""
+    r = run_eval(tmp_path, reference_model_dir, Toy(plant_tie=True),
+                 Toy(plant_tie=True, emit_runner_up=True, accept=2.0))
+    assert r.metrics["real_divergences"] == 4 and r.metrics["real_divergences_first_k"] == 4
+    assert r.metrics["near_tie_ratio"] == 0.0
+
+
+def test_the_rest_of_the_sequence_is_judged_after_a_near_tie(
+        tmp_path: Path, reference_model_dir: Path) -> None:
+    """A near tie at token 0, then a real fault at token 5: the speculative server is put
+    back on the reference's path after the tie and must reproduce the rest of it."""
+    r = run_eval(tmp_path, reference_model_dir, Toy(plant_tie=True),
+                 Toy(plant_tie=True, bias=0.06, wrong_at=5, accept=2.0),
+                 max_near_tie_ratio=1.0)
+    assert r.metrics["real_divergences"] == 4 and r.metrics["agree_ratio"] == 0.0
+    assert r.metrics["real_divergences_first_k"] == 4
+    assert [(rec["position"], rec["near_ties"]) for rec in r.records] == [(5, [0])] * 4
+    assert all("real divergence at token 5" in d for d in r.details[:4]), r.details
+
+
+def test_failed_requests_and_no_speculation_are_problems_not_a_pass(
+        tmp_path: Path, reference_model_dir: Path) -> None:
     """A server that refuses connections (a real closed port, no double)."""
-    dead = Endpoint(f"http://127.0.0.1:{closed_port()}", timeout_s=5)
-    config = ParityConfig("spec", "parity", "eagle", "plain", prompts=2)
-    r = run_parity(config, dead, dead, [("a", [1, 2]), ("b", [3])], lambda m: None,
-                   lambda: None)
+    dead = server("ref", f"http://127.0.0.1:{closed_port()}", "sglang", reference_model_dir)
+    config = ParityConfig("spec", "parity", "spec", "ref", prompts=2)
+    r = EvalRuns(tmp_path, None, None, None, lambda m: None).get(
+        "s", config, lambda profile: dead)
     assert r.kind == "parity" and r.metrics["prompts"] == 0
     assert any("4 request(s) failed" in p for p in r.problems), r.problems
     assert any("no prompt produced output" in p for p in r.problems)

@@ -10,15 +10,10 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.engines import get_engine
-from pytest_rocm_llm.engines.vllm import (
-    SPEC_ACCEPTED,
-    SPEC_DRAFTS,
-    VLLM,
-    accept_length_from_metrics,
-    spec_counters,
-)
+from pytest_rocm_llm.engines.vllm import VLLM, counters_from_metrics
 from pytest_rocm_llm.pool import ServerPool
 from pytest_rocm_llm.settings import Settings
+from pytest_rocm_llm.speculation import SpecCounters, between
 from pytest_rocm_llm.suite_config import parse_suite
 from pytest_rocm_llm.targets import TARGETS
 from tests.conftest import REFERENCE_CACHE, SMOKE_MODEL
@@ -84,22 +79,27 @@ def test_launch_line_and_readiness() -> None:
                     "--speculative-config", NGRAM]
 
 
-def test_accept_length_from_recorded_metrics() -> None:
-    counters = spec_counters(METRICS_SPEC)
-    assert counters == {SPEC_DRAFTS: 54.0, SPEC_ACCEPTED: 105.0}
-    assert accept_length_from_metrics(METRICS_SPEC) == pytest.approx(1 + 105 / 54)
+def test_counters_from_recorded_metrics() -> None:
+    # 54 drafts (verify steps) emitted their 105 accepted tokens plus one token each
+    counters = counters_from_metrics(METRICS_SPEC)
+    assert counters == SpecCounters(tokens=105.0 + 54.0, steps=54.0)
+    assert counters.accept_length == pytest.approx(1 + 105 / 54)
 
 
-def test_accept_length_sums_engines_and_is_none_without_drafts() -> None:
+def test_counters_sum_engines_and_a_run_is_measured_by_their_difference() -> None:
     drafts = 'vllm:spec_decode_num_drafts_total{engine="0",model_name="smollm2"} 54.0\n'
     accepted = 'vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="smollm2"} 105.0\n'
     two = (METRICS_SPEC
            .replace(drafts, drafts + drafts.replace('"0"', '"1"').replace("54.0", "6.0"))
            .replace(accepted, accepted + accepted.replace('"0"', '"1"').replace("105.0", "0.0")))
-    assert accept_length_from_metrics(two) == pytest.approx(1 + 105 / 60)
-    assert accept_length_from_metrics(METRICS_PLAIN) is None
-    assert accept_length_from_metrics(METRICS_SPEC.replace(drafts, drafts.replace(
-        "54.0", "0.0"))) is None
+    assert counters_from_metrics(two) == SpecCounters(105.0 + 60.0, 60.0)
+    assert counters_from_metrics(METRICS_PLAIN) is None  # no speculation
+    none_yet = counters_from_metrics(METRICS_SPEC.replace(drafts, drafts.replace("54.0", "0.0")))
+    assert none_yet is not None and none_yet.accept_length is None
+    # a run of 6 drafts that accepted nothing, after the 54 above: its own accept length is
+    # 1.0, while the counters since start still read 1 + 105 / 60
+    assert between(counters_from_metrics(METRICS_SPEC),
+                   counters_from_metrics(two)).accept_length == 1.0
 
 
 SUITE = f"""

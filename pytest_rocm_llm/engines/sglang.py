@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import httpx
 
+from ..speculation import SpecCounters
 from ..targets import FlagValue
 from . import FlagCheck, flags_to_argv, run_flag_check
 
@@ -85,12 +86,10 @@ class SGLang:
             r.raise_for_status()
             return r.json()
 
-    def accept_length(self, base_url: str,
-                      headers: Mapping[str, str] | None = None) -> float | None:
-        """The server's average speculative accept length (tokens per verify step, bonus
-        token included: sglang's completion_tokens / spec_verify_ct), from
-        ``internal_states[0].avg_spec_accept_length``; None when the server does not
-        speculate (sglang then leaves the field out)."""
-        states = self.server_info(base_url, headers).get("internal_states") or [{}]
-        value = (states[0] or {}).get("avg_spec_accept_length")
-        return None if value is None else float(value)
+    def spec_counters(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> SpecCounters | None:
+        """None: sglang reports speculation per request (``meta_info.spec_verify_ct`` of
+        ``/generate``), which is what a run is measured by. Its ``/server_info``
+        ``avg_spec_accept_length`` is cumulative since start, so it says nothing about a run
+        that followed other traffic on the same server."""
+        return None

