@@ -4,24 +4,29 @@ Tasks (after the passkey test of Mohtashami & Jaggi 2023 and RULER's niah_multik
 variable tracking, Hsieh et al. 2024), generated locally, nothing downloaded:
 - ``passkey``: a 5-digit pass key hidden at a chosen depth of filler text.
 - ``multikey``: several "special magic number for <word>" needles; one is asked for.
-- ``variable``: VAR A = 12345, VAR B = A, ... spread through the filler; the value of the
-  last variable is asked for.
+- ``variable``: VAR A = 12345, VAR B = A, ... spread through the filler, interleaved with
+  distractor chains of their own values; the value of the last variable of one chain is
+  asked for, so "the only number in the prompt" is never the answer.
 
 Each prompt is assembled from separately encoded pieces (model tokenizer.json) and sent
 as ``input_ids``, so the server sees exactly ``length`` tokens; the server's own
-``prompt_tokens`` is checked against it. An answer is correct when the expected number
-appears in the output; every output also runs through the degeneration detectors.
+``prompt_tokens`` is checked against it. Scoring is exact (``score``): a substring match
+would credit an output that lists every number of the prompt. Every output also runs
+through the degeneration detectors, and a degenerate output is never correct.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 from .completions import APIS, Endpoint, generate_sync
+from .context_limits import check_served
 from .degeneration import Thresholds, detect
 from .evaluation import EvalResult
 from .tomlschema import REQUIRED, Table
@@ -38,6 +43,7 @@ _OBJECTS = ("the green hills", "a wooden box", "the morning market", "an empty r
             "the quiet harbour", "an old song", "the garden wall", "a warm loaf")
 _TAILS = ("before noon", "in the rain", "with great care", "for a while", "again",
           "without a word", "near the bridge", "after dinner", "at dawn", "once more")
+_DISTRACTOR_CHAINS = 2
 _KEYS = ("apple", "river", "candle", "falcon", "marble", "violet", "anchor", "pepper",
          "lantern", "meadow", "copper", "thunder", "harbor", "saddle", "walnut", "glacier")
 
@@ -123,16 +129,31 @@ def _needles(task: str, rng: random.Random, depth: float) -> tuple[str, str, str
                 (f"\nWhat is the special magic number for {words[0]}? The special magic "
                  f"number for {words[0]} is:"), values[0], placed)
     if task == "variable":
-        names = ["".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(5))
-                 for _ in range(4)]
-        value = _number(rng, 5)
-        chain = [f" VAR {names[0]} = {value}."] + [
-            f" VAR {b} = {a}." for a, b in pairwise(names)]
-        spread = [depth * (i + 1) / len(chain) for i in range(len(chain))]
+        # RULER's variable tracking with distractor chains: each chain starts from its own
+        # value, so the asked chain's value is one of several numbers in the prompt.
+        hops, chains = 4, 1 + _DISTRACTOR_CHAINS
+        names: list[str] = []
+        while len(names) < hops * chains:  # unique, as a repeated name would merge chains
+            name = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(5))
+            names += [name] if name not in names else []
+        values: list[str] = []
+        while len(values) < chains:
+            value = _number(rng, 5)
+            values += [value] if value not in values else []
+        placed: list[tuple[float, str]] = []
+        for c in range(chains):
+            chain = names[c * hops:(c + 1) * hops]
+            text = [f" VAR {chain[0]} = {values[c]}."] + [
+                f" VAR {b} = {a}." for a, b in pairwise(chain)]
+            # the asked chain ends at ``depth``; distractors anywhere, each in order
+            spread = ([depth * (i + 1) / hops for i in range(hops)] if c == 0
+                      else sorted(rng.random() for _ in range(hops)))
+            placed += zip(spread, text)
+        asked = names[hops - 1]
         return (("Memorize and track the chain of variable assignments hidden in the "
                  "text below.\n"),
-                (f"\nQuestion: what is the value of VAR {names[-1]}? Answer: VAR {names[-1]} "
-                 "="), value, list(zip(spread, chain)))
+                f"\nQuestion: what is the value of VAR {asked}? Answer: VAR {asked} =",
+                values[0], placed)
     raise ValueError(f"unknown task {task!r}")
 
 
@@ -172,12 +193,32 @@ def build_items(config: LongContextConfig, tokenizer_path: str) -> list[Item]:
             for s in range(config.samples)]
 
 
+_NUMBER = re.compile(r"\d+")
+# The needle's own sentence says the pass key twice ("... is 12345. Remember it. 12345 is
+# the pass key."): an output that echoes it is still one answer; a third time is a loop.
+_MAX_MENTIONS = 2
+
+
+def score(expected: str, output: str, degenerate: bool = False) -> bool:
+    """Exact: ``expected`` is the only number in ``output`` (an output listing candidates
+    is wrong even when the right one is among them, and a longer number containing it is
+    another number), said at most twice, and the output is not degenerate (a loop is
+    wrong even when it loops on the right answer)."""
+    numbers = _NUMBER.findall(output)
+    return (not degenerate and bool(numbers) and set(numbers) == {expected}
+            and len(numbers) <= _MAX_MENTIONS)
+
+
 def _excerpt(text: str, n: int = 80) -> str:
     return repr(text if len(text) <= n else text[:n] + "...")
 
 
 def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_path: str,
                      progress: Callable[[str], None]) -> EvalResult:
+    # before any request: a length the server cannot hold is a configuration error, not
+    # a run of failed requests
+    check_served(config.name, config.lengths, config.max_tokens, endpoint,
+                 Path(tokenizer_path).parent)
     items = build_items(config, tokenizer_path)
     decode = _Encoder(tokenizer_path).decode
     progress(f"[rocm-llm] {config.name}: {len(items)} prompts at lengths "
@@ -200,7 +241,8 @@ def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_pa
         findings = detect(text, config.thresholds) if g.ok else []
         records.append({
             "task": it.task, "length": it.length, "sample": it.sample, "depth": it.depth,
-            "answer": it.answer, "correct": g.ok and it.answer in text, "ok": g.ok,
+            "answer": it.answer, "correct": g.ok and score(it.answer, text, bool(findings)),
+            "ok": g.ok,
             "error": g.error, "prompt_tokens": g.prompt_tokens,
             "completion_tokens": g.completion_tokens, "latency_s": g.latency_s,
             "degenerate": [str(f) for f in findings], "output": text[:200]})

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from .checks import Check, parse_check
+from .context_limits import check_suite as check_long_context_fits
 from .eval_config import parse_eval, profiles_of
 from .targets import TARGETS, FlagValue, Target
 from .tomlschema import Table
@@ -278,7 +279,7 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
             lambda n, t: parse_check(n, t, workloads, checks[n], evals))
         tt.done()
     root.done()
-    return Suite(
+    suite = Suite(
         name=name,
         file=file,
         description=description,
@@ -296,6 +297,8 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
         evals=MappingProxyType(evals),
         target_evals=MappingProxyType(target_evals),
     )
+    check_long_context_fits(suite)  # needs the whole suite: profiles as each target runs them
+    return suite
 
 
 @functools.cache

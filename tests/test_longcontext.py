@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from pytest_rocm_llm.longcontext import (
     build_item,
     build_items,
     parse_long_context,
+    score,
 )
 from pytest_rocm_llm.tomlschema import Table
 
@@ -46,14 +48,70 @@ def test_passkey_sits_at_its_depth(enc, depth: float) -> None:
     assert abs(where - depth) < 0.08, where
 
 
-def test_variable_chain_is_in_order_and_asks_for_the_last(enc) -> None:
-    item = build_item(enc, "variable", 1024, 0, 0.9, seed=2)
+def assignments(text: str) -> list[tuple[str, str]]:
+    return re.findall(r"VAR ([A-Z]+) = ([A-Z]+|\d+)\.", text)
+
+
+def resolve(assigned: dict[str, str], name: str) -> str:
+    while not assigned[name].isdigit():
+        name = assigned[name]
+    return assigned[name]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_variable_chains_resolve_and_only_the_asked_one_gives_the_answer(enc, seed) -> None:
+    item = build_item(enc, "variable", 1024, 0, 0.9, seed=seed)
     text = enc.decode(item.input_ids)
-    lines = [s.strip() for s in text.split(".") if s.strip().startswith("VAR ")]
-    assert lines[0].endswith(f"= {item.answer}") and len(lines) == 4
-    names = [ln.split()[1] for ln in lines]
-    assert all(ln.endswith(f"= {prev}") for prev, ln in zip(names, lines[1:]))
-    assert text.rstrip().endswith(f"VAR {names[-1]} =")
+    pairs = assignments(text)
+    assigned = dict(pairs)
+    assert len(assigned) == len(pairs) == 12  # three chains of four, no name reused
+    # every name is assigned before it is used: each chain is in order in the text
+    seen: set[str] = set()
+    for name, value in pairs:
+        assert value.isdigit() or value in seen, (name, value)
+        seen.add(name)
+    asked = re.search(r"what is the value of VAR ([A-Z]+)\?", text).group(1)
+    assert text.rstrip().endswith(f"VAR {asked} =")
+    assert resolve(assigned, asked) == item.answer
+    # the distractor chains end in other values: 'the only number' is not the answer
+    ends = {resolve(assigned, n) for n in assigned if n not in assigned.values()}
+    values = set(re.findall(r"\d+", text))
+    assert len(ends) == 3 and item.answer in ends and values == ends
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("task", ["multikey", "variable"])
+def test_listing_every_number_of_the_prompt_scores_wrong(enc, task, seed) -> None:
+    item = build_item(enc, task, 1024, 0, 0.5, seed=seed)
+    numbers = re.findall(r"\d+", enc.decode(item.input_ids))
+    assert item.answer in numbers and len(set(numbers)) > 1
+    assert not score(item.answer, " " + ", ".join(dict.fromkeys(numbers)))
+    assert score(item.answer, f" {item.answer}.")
+
+
+@pytest.mark.parametrize("output, right", [
+    (" 48213", True),
+    (" 48213. Remember it. 48213 is the pass key.", True),  # echoing the needle
+    ("48213\n\nWhat is the pass key? The pass key is", True),
+    (" 48213.", True),
+    (" 48214", False),  # wrong value
+    (" 148213", False),  # the answer inside a longer number is not the answer
+    (" 4821", False),
+    (" 91730 or 48213", False),  # listing: the first number is wrong
+    (" 48213 or 91730", False),  # listing: the right one first is still a list
+    (" 48213, 91730, 55102, 66018", False),
+    (" 48213 48213 48213 48213", False),  # looping on the right answer
+    (" 48213.\n48213.\n48213.", False),
+    (" I do not know.", False),
+    ("", False),
+])
+def test_scoring_is_exact(output: str, right: bool) -> None:
+    assert score("48213", output) is right
+
+
+def test_a_degenerate_output_is_never_correct() -> None:
+    assert score("48213", " 48213", degenerate=False)
+    assert not score("48213", " 48213", degenerate=True)
 
 
 def test_multikey_asks_for_one_of_several_keys(enc) -> None:

@@ -69,6 +69,11 @@ SUITE_CASES = [
     ('flags = { "random-seed" = 1 }', "flags = 7", "profiles.default.flags", "expected a table"),
     ("min = 1", 'min = "fast"', "checks.speed.min", "expected a number"),
     ("requests = 4", "requests = ", None, "not valid TOML"),
+    # issue 15: a long-context length beyond the profile's context once launched servers
+    ('flags = { "random-seed" = 1 }',
+     'flags = { "random-seed" = 1, "context-length" = 8192 }\n\n[evals.long]\n'
+     'kind = "long_context"\nlengths = [512, 100000]', "evals.long.lengths",
+     "length 100000 does not fit profile 'default'"),
 ]
 
 OPTION_CASES = [
