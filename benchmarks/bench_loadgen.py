@@ -8,6 +8,7 @@ separately). Then measure the client's maximum stream rate on one core against a
 stream source, with 20k-token prompts.
 
     python benchmarks/bench_loadgen.py [--rounds 2] [--requests 8] [--rate 0.5]
+    python benchmarks/bench_loadgen.py --quick   # seconds: no engine server, tiny sizes (CI)
 
 Targets (issue 3): throughput within 2%, TTFT p50 within 5%, our client CPU per token at most
 1/5 of bench_serving's.
@@ -145,6 +146,9 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--only-capacity", action="store_true",
                    help="skip the real-server comparison; only the stream-source part")
+    p.add_argument("--quick", action="store_true",
+                   help="CI: resolve the suite's server profile, then the stream-source part "
+                        "at tiny sizes (seconds); no engine server is started")
     a = p.parse_args()
 
     cache = Path(os.environ.get("PYTEST_ROCM_LLM_CACHE", "~/.cache/pytest-rocm-llm")).expanduser()
@@ -153,6 +157,13 @@ def main() -> None:
     suite = load_suite(ROOT / "suites/smoke/suite.toml")
     settings = Settings(TARGETS["cpu"], None, (str(ref.python),), None, 900.0, False, None,
                         "127.0.0.1", cache)
+    # The server the comparison runs on: its command line is built as a run would build it.
+    ServerPool(settings, Path(".")).launch_argv(suite, suite.default_profile,
+                                                (str(ref.python),), model, 30000)
+    if a.quick:
+        capacity(model, str(ref.python), streams=2, isl=512, osl=64)
+        print("quick mode: start-up dominates these figures; they check the code path only")
+        return
     if not a.only_capacity:
         compare_on_server(a, ref, model, suite, settings)
     capacity(model, str(ref.python))
@@ -163,7 +174,7 @@ def compare_on_server(a: argparse.Namespace, ref, model: str, suite, settings) -
     with tempfile.TemporaryDirectory() as logs:
         pool = ServerPool(settings, Path(logs))
         try:
-            server = pool.get(suite, "default")
+            server = pool.get(suite, suite.default_profile)
             port = int(server.base_url.rsplit(":", 1)[1])
             for r in range(a.rounds):
                 for rate in ("inf", str(a.rate)):
@@ -205,9 +216,8 @@ def compare_on_server(a: argparse.Namespace, ref, model: str, suite, settings) -
     print(f"start-up CPU s: ours {our_start:.2f}, bench_serving {their_start:.2f}")
 
 
-
-def capacity(model: str, engine_python: str) -> None:
-    streams, isl, osl = 16, 20000, 1000
+def capacity(model: str, engine_python: str, streams: int = 16, isl: int = 20000,
+             osl: int = 1000) -> None:
     cap = stream_capacity(model, engine_python, streams, isl, osl)
     print(f"\nagainst a local stream source, client pinned to one core, {streams} streams, "
           f"{isl}-token prompts, {osl}-token outputs ({streams * osl} tokens), whole process:")

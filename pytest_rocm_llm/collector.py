@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .baselines import Change, apply_updates
+from .phases import PhaseLog
 from .verdicts import Verdict
 
 WORKEROUTPUT_KEY = "rocm_llm_baseline_writes"
@@ -28,18 +29,22 @@ class RunCollector:
     writes: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
     write_errors: list[str] = field(default_factory=list)
+    phases: PhaseLog = field(default_factory=PhaseLog)
 
     def queue(self, file: Path, suite: str, target: str, check: str,
               entry: Mapping[str, Any]) -> None:
         self.writes.setdefault((str(file), suite, target), {})[check] = dict(entry)
 
     def to_workeroutput(self) -> str:
-        return json.dumps([[list(k), v] for k, v in self.writes.items()])
+        return json.dumps({"writes": [[list(k), v] for k, v in self.writes.items()],
+                           "phases": self.phases.to_json()})
 
     def merge_workeroutput(self, text: str) -> None:
-        for (file, suite, target), entries in json.loads(text):
+        data = json.loads(text)
+        for (file, suite, target), entries in data["writes"]:
             for check, entry in entries.items():
                 self.queue(Path(file), suite, target, check, entry)
+        self.phases.extend_json(data["phases"])
 
     def flush(self) -> list[Change]:
         """Write every queued baseline file once, atomically; keeps going past a bad file."""
@@ -53,7 +58,7 @@ class RunCollector:
 
 
 def results_document(verdicts: list[Verdict], run: Mapping[str, Any],
-                     changes: list[Change]) -> dict[str, Any]:
+                     changes: list[Change], phases: PhaseLog | None = None) -> dict[str, Any]:
     """The ``--llm-results`` file: one JSON document for CI dashboards."""
     counts: dict[str, int] = {}
     for v in verdicts:
@@ -67,4 +72,5 @@ def results_document(verdicts: list[Verdict], run: Mapping[str, Any],
         "baseline_changes": [
             {"file": str(c.file), "check": c.check, "old": c.old, "new": c.new, "unit": c.unit}
             for c in changes],
+        "phases": phases.to_json() if phases is not None else [],
     }

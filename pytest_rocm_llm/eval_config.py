@@ -20,7 +20,8 @@ _METRICS: dict[str, tuple[str, ...]] = {
     "accuracy": ("accuracy", "accuracy_strict", "accuracy_flexible", "invalid_rate",
                  "failed_requests", "n", "correct", "stderr"),
     "parity": ("agree_ratio", "match_ratio", "near_tie_ratio", "real_divergences",
-               "real_divergences_first_k", "accept_length", "prompts"),
+               "real_divergences_first_k", "accept_length", "prompts", "near_ties",
+               "failed_requests"),
     "long_context": ("accuracy_min", "degenerate_outputs"),
 }
 _LONG_CONTEXT_PER_LENGTH = re.compile(r"(accuracy|degenerate)@\d+")

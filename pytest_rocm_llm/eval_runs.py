@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .evaluation import EvalResult
+from .phases import PhaseLog
 from .pool import LLMServer
 from .speculation import SpecCounters
 
@@ -41,6 +42,7 @@ class EvalRuns:
     gpqa_sha256: str | None
     progress: Callable[[str], None] = print
     spec_counters: Callable[[LLMServer], SpecCounters | None] = engine_counters
+    phases: PhaseLog = field(default_factory=PhaseLog)
     _results: dict[tuple[str, str], EvalResult] = field(default_factory=dict)
     _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
 
@@ -57,7 +59,8 @@ class EvalRuns:
             raise self._errors[key]
         if key not in self._results:
             try:
-                result = self._run(config, servers)
+                with self.phases.measure("evaluation", f"{suite}/{config.name}"):
+                    result = self._run(config, servers)
             except Exception as exc:
                 self._errors[key] = exc
                 raise

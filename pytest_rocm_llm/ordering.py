@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from .suite_config import Suite
+from .targets import Target
 
 
 def group_by_profile(items: list[pytest.Item],
@@ -56,3 +57,48 @@ def tag_xdist_groups(items: list[pytest.Item],
             item._id = NodeId.parse(tagged)
         else:
             item._nodeid = tagged
+
+
+
+# Fixtures through which a test reaches a server (llm_server's profile comes from its mark).
+SERVER_FIXTURES = frozenset({"llm_server", "llm_client", "llm_servers", "llm_workload",
+                             "llm_judge"})
+
+
+def profiles_needed(item: pytest.Item, suite: Suite, target: Target | None) -> tuple[str, ...]:
+    """The server profiles an item declares it needs: a check's workload or evaluation
+    profiles (parity: both sides), else every profile named in ``llm_profile``, else the
+    default profile when it asks for a server at all. A test that asks the factory for an
+    undeclared profile still gets it, at the cost of a relaunch if it was already stopped."""
+    callspec = getattr(item, "callspec", None)
+    check = callspec.params.get("llm_check") if callspec is not None else None
+    if check is not None:
+        if check.eval is not None:
+            from .eval_config import profiles_of
+
+            return tuple(p or suite.default_profile
+                         for p in profiles_of(suite.eval_for(check.eval, target)))
+        return (suite.check_profile(check, target),)
+    marker = item.get_closest_marker("llm_profile")
+    if marker is not None and marker.args:
+        return tuple(marker.args)
+    if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return (suite.default_profile,)
+    return ()
+
+
+def last_uses(items: list[pytest.Item], suite_of: Callable[[pytest.Item], Suite | None],
+              target: Target | None) -> dict[str, list[tuple[str, str]]]:
+    """nodeid -> the (suite, profile) servers that no later item needs, so that on a target
+    whose servers share the machine each one stops right after its last test."""
+    last: dict[tuple[str, str], str] = {}
+    for item in items:
+        suite = suite_of(item)
+        if suite is None:
+            continue
+        for profile in profiles_needed(item, suite, target):
+            last[(suite.name, profile)] = item.nodeid
+    out: dict[str, list[tuple[str, str]]] = {}
+    for key, nodeid in last.items():
+        out.setdefault(nodeid, []).append(key)
+    return out

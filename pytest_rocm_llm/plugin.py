@@ -17,7 +17,7 @@ from . import settings as settings_mod
 from .collector import VERDICT_PROPERTY, WORKEROUTPUT_KEY, RunCollector
 from .diagnosis import diagnosis, infrastructure_errors, infrastructure_failure
 from .judge import BaselineCache
-from .ordering import group_by_profile
+from .ordering import group_by_profile, last_uses
 from .pool import ConfigProblem, LLMServer, ServerPool, SuiteUnavailable
 from .progress import progress_writer
 from .suite_config import Suite, find_suite_file, load_suite
@@ -30,6 +30,7 @@ RUNS_KEY = pytest.StashKey["WorkloadRuns"]()
 EVALS_KEY = pytest.StashKey["EvalRuns"]()
 COLLECTOR_KEY = pytest.StashKey[RunCollector]()
 BASELINES_KEY = pytest.StashKey[BaselineCache]()
+STOP_AFTER_KEY = pytest.StashKey[list[tuple[str, str]]]()
 
 if TYPE_CHECKING:
     from .checks import Check
@@ -65,7 +66,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "llm_profile(name): the server profile the llm_server fixture launches")
+        "markers", "llm_profile(name, *also): the server profile the llm_server fixture launches, "
+        "then any other profile the test asks llm_servers for (kept running until then)")
     settings = settings_mod.resolve(config)
     config.stash[SETTINGS_KEY] = settings
     config.stash[COLLECTOR_KEY] = RunCollector()
@@ -181,9 +183,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         config.hook.pytest_deselected(items=list(session.items))
         session.items.clear()
         return
-    if s.target is None or s.endpoint is not None or config.option.collectonly:
+    if s.target is None or not any(SUITE_KEY in item.stash for item in session.items):
         return
-    if not any(SUITE_KEY in item.stash for item in session.items):
+    # Computed on the final item list (after every plugin's reordering and deselection).
+    stops = last_uses(session.items, lambda item: item.stash.get(SUITE_KEY, None), s.target)
+    for item in session.items:
+        if item.nodeid in stops:
+            item.stash[STOP_AFTER_KEY] = stops[item.nodeid]
+    if s.endpoint is not None or config.option.collectonly:
         return
     try:
         check_hardware(s.target, s.engine_prefix or ())
@@ -210,11 +217,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Stop a suite's servers right after its last test (they hold GBs of memory)."""
+    """Stop each server right after the last test that needs it, and a suite's servers after
+    its last test (they hold GBs of memory, and on the CPU reference an idle server still
+    competes with the one being measured)."""
     suite = item.stash.get(SUITE_KEY, None)
     pool = item.config.stash.get(POOL_KEY, None)
     if suite is None or pool is None:
         return
+    for suite_name, profile in item.stash.get(STOP_AFTER_KEY, ()):
+        pool.stop_profile(suite_name, profile)
     nxt = nextitem.stash.get(SUITE_KEY, None) if nextitem is not None else None
     if nxt is None or nxt.name != suite.name:
         pool.stop_suite(suite.name)
@@ -277,6 +288,7 @@ def llm_pool(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
     hook = pytestconfig.hook
     pool = ServerPool(
         llm_settings, log_dir, progress_writer(pytestconfig),
+        phases=pytestconfig.stash[COLLECTOR_KEY].phases,
         on_ready=lambda srv: hook.pytest_rocm_llm_server_ready(config=pytestconfig, server=srv),
         on_stop=lambda srv, code: hook.pytest_rocm_llm_server_stopped(
             config=pytestconfig, server=srv, exit_code=code),
@@ -346,7 +358,7 @@ def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
     from .runs import WorkloadRuns
 
     runs = WorkloadRuns(llm_target, tmp_path_factory.getbasetemp() / "llm-workloads",
-                        progress_writer(pytestconfig))
+                        progress_writer(pytestconfig), pytestconfig.stash[COLLECTOR_KEY].phases)
     pytestconfig.stash[RUNS_KEY] = runs
     return runs
 
@@ -355,13 +367,12 @@ def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
 def llm_evals(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
               tmp_path_factory: pytest.TempPathFactory) -> EvalRuns:
     """Each declared evaluation's result, run once per session and shared by its checks."""
-    from .engines import get_engine
     from .eval_runs import EvalRuns
 
     evals = EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals", llm_settings.data_dir,
                      llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
                      progress_writer(pytestconfig),
-                     lambda srv: get_engine(srv.engine).accept_length(srv.base_url))
+                     phases=pytestconfig.stash[COLLECTOR_KEY].phases)
     pytestconfig.stash[EVALS_KEY] = evals
     return evals
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 
 from .engines import EngineError, flags_to_argv, get_engine
+from .phases import PhaseLog
 from .ports import claim_port, release_port
 from .server import LaunchSpec, ServerDied, ServerError, ServerProcess, ServerStartError
 from .settings import Settings
@@ -70,6 +71,7 @@ class ServerPool:
     progress: Callable[[str], None] = print
     on_ready: Callable[[LLMServer], None] | None = None
     on_stop: Callable[[LLMServer, int | None], None] | None = None
+    phases: PhaseLog = field(default_factory=PhaseLog)
     _servers: dict[tuple[str, str], LLMServer] = field(default_factory=dict)
     _failed: dict[tuple[str, str], Exception] = field(default_factory=dict)
     _suites: dict[tuple[str, str], _SuiteState] = field(default_factory=dict)
@@ -96,7 +98,9 @@ class ServerPool:
         if not self.target.is_gpu:
             from .reference.provision import ensure_engine
 
-            return (str(ensure_engine(self.settings.cache_dir, self.progress, engine=engine)),)
+            with self.phases.measure("provision", f"{engine} environment"):
+                python = ensure_engine(self.settings.cache_dir, self.progress, engine=engine)
+            return (str(python),)
         # On a GPU node inside the engine's image, the engine's Python is usually the one
         # running pytest; flag validation reports clearly if sglang is not importable there.
         import sys
@@ -128,8 +132,9 @@ class ServerPool:
             # The converter needs gguf and transformers: the sglang reference env has them.
             python = (Path(prefix[0]) if engine == "sglang" or self.settings.engine_prefix
                       else None)
-            return str(ensure_model(self.settings.cache_dir, model.reference, python,
-                                    self.progress))
+            with self.phases.measure("provision", f"model {model.reference}"):
+                return str(ensure_model(self.settings.cache_dir, model.reference, python,
+                                        self.progress))
         hint = f"set ${model.path_env} or " if model.path_env else ""
         raise SuiteUnavailable(f"model {model.id} not found: {hint}pass --llm-model-path")
 
@@ -197,8 +202,9 @@ class ServerPool:
         }
         self.progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
                       f"{engine_name}'s own argument parser")
-        version, checks = engine.check_flags(prefix, argvs,
-                                             env=self.server_env(suite, names[0]))
+        with self.phases.measure("flag-check", f"{suite.name}/{engine_name}"):
+            version, checks = engine.check_flags(prefix, argvs,
+                                                 env=self.server_env(suite, names[0]))
         bad = [c for c in checks if not c.ok]
         if bad:
             lines = [f"  profile {c.profile!r}: {c.message}" for c in bad]
@@ -287,16 +293,22 @@ class ServerPool:
             start_timeout_s=self.settings.start_timeout_s,
         )
         proc = ServerProcess(spec, self.progress)
-        proc.start()
-        try:
-            proc.wait_ready()
-        except BaseException:
-            proc.stop()
-            raise
+        with self.phases.measure("server-start", spec.name):
+            proc.start()
+            try:
+                proc.wait_ready()
+            except BaseException:
+                proc.stop()
+                raise
         model = suite.model_for(self.target)
         return LLMServer(suite.name, profile, spec.base_url, engine.name, model.served_name,
                          state.model_path, spec.argv, env, state.engine_version or "unknown",
                          proc, spec.log_path)
+
+    def stop_profile(self, suite_name: str, profile: str) -> None:
+        """Stop one profile's server (no later test needs it); a no-op if none runs."""
+        if (suite_name, profile) in self._servers:
+            self._stop((suite_name, profile))
 
     def stop_suite(self, suite_name: str) -> None:
         for key in [k for k in self._servers if k[0] == suite_name]:
@@ -313,7 +325,8 @@ class ServerPool:
         server = self._servers.pop(key)
         if server.process is None:
             return
-        code = server.process.stop()
+        with self.phases.measure("server-stop", f"{server.suite}/{server.profile}"):
+            code = server.process.stop()
         self.progress(f"[rocm-llm] {server.suite}/{server.profile}: stopped (exit {code})")
         if self.on_stop is not None:
             self.on_stop(server, code)

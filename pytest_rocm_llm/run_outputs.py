@@ -21,7 +21,7 @@ def write_run_outputs(config: pytest.Config, s: Settings, collector: RunCollecto
         from .collector import results_document
 
         write_atomic(s.results_path, results_document(collector.verdicts, run,
-                                                      collector.changes))
+                                                      collector.changes, collector.phases))
     from . import allure_report
 
     if allure_report.active(config) and collector.verdicts:

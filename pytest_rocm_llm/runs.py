@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .metrics import usd_per_million_output_tokens
+from .phases import PhaseLog
 from .pool import LLMServer
 from .prompts import load_vocabulary
 from .records import records_to_csv
@@ -30,6 +31,7 @@ class WorkloadRuns:
     target: Target
     out_dir: Path
     progress: Callable[[str], None] = print
+    phases: PhaseLog = field(default_factory=PhaseLog)
     _results: dict[tuple[str, str], WorkloadResult] = field(default_factory=dict)
     _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
 
@@ -50,7 +52,8 @@ class WorkloadRuns:
         if key in self._results:
             return self._results[key]
         try:
-            result = self._run(suite, workload, server)
+            with self.phases.measure("workload", f"{suite}/{workload.name}"):
+                result = self._run(suite, workload, server)
         except Exception as exc:
             self._errors[key] = exc
             raise

@@ -73,8 +73,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--llm-results", "llm_results", None,
            "write one JSON file with every verdict, metric and provenance of the run"),
     Option("--llm-data-dir", "llm_data_dir", "ROCM_LLM_DATA_DIR",
-           "directory of evaluation datasets (e.g. gsm8k/test.jsonl); never downloaded: "
-           "evals whose data is missing skip, saying where to get it"),
+           "directory of evaluation datasets (gsm8k/test.jsonl, ...), the offline override; "
+           "without it GSM8K is fetched from the Hugging Face Hub (openai/gsm8k, pinned, "
+           "sha256-checked) into the Hugging Face cache"),
     Option("--llm-gpqa-csv", "llm_gpqa_csv", "ROCM_LLM_GPQA_CSV",
            "your copy of GPQA-Diamond's CSV (not shipped: its authors ask that examples not "
            "be published); question text never leaves it"),
@@ -245,8 +246,9 @@ def parse_results(value: Any) -> Path | None:
 
 
 def parse_data_dir(value: Any, rootdir: Path) -> Path | None:
-    """Relative to the rootdir. A directory that does not exist is not an error here: each
-    evaluation whose data is missing skips, naming the file and where to get it."""
+    """Relative to the rootdir. A directory that does not exist is not an error here: an
+    evaluation whose file is missing from it stops, naming the file; nothing is fetched when
+    a directory is given."""
     if value in (None, ""):
         return None
     path = Path(str(value)).expanduser()

@@ -113,6 +113,7 @@ class Suite:
         flags: dict[str, FlagValue] = dict(target.engine_flags.get(engine, {}))
         flags.update(base.flags)
         env = dict(target.env)
+        env.update(target.thread_env)
         env.update(target.engine_env.get(engine, {}))
         env.update(base.env)
         override = self.target_profiles.get(target.name, {}).get(name)

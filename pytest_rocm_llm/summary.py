@@ -72,6 +72,10 @@ def write_summary(tr: Any, collector: RunCollector, runs: WorkloadRuns | None,
             tr.write_line(change.describe())
         for err in collector.write_errors:
             tr.write_line(err, red=True)
+    if collector.phases.rows:
+        tr.section("rocm-llm time by phase")
+        for line in collector.phases.render():
+            tr.write_line(line)
     if runs is None or not runs.results:
         return
     from .runs import summarize

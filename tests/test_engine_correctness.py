@@ -29,9 +29,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pytest_rocm_llm.completions import Endpoint
-from pytest_rocm_llm.engines.sglang import SGLang
+from pytest_rocm_llm.eval_runs import EvalRuns
 from pytest_rocm_llm.longcontext import LongContextConfig, run_long_context
-from pytest_rocm_llm.parity import ParityConfig, natural_prompts, run_parity
+from pytest_rocm_llm.parity import ParityConfig, natural_prompts
 from pytest_rocm_llm.streamcheck import check_streams_sync, eos_ids
 
 OUT = Path(os.environ["CORRECT_OUT"])
@@ -46,12 +46,10 @@ def test_long_context(llm_server):
     r = run_long_context(config, Endpoint(llm_server.base_url), tok, print)
     dump("long_context", asdict(r))
 
-def test_parity_against_itself(llm_server):
-    tok = str(Path(llm_server.model_path) / "tokenizer.json")
+def test_parity_against_itself(llm_server, tmp_path):
     config = ParityConfig("self", "parity", "default", "default", prompts=4, max_tokens=16)
-    e = Endpoint(llm_server.base_url)
-    r = run_parity(config, e, e, natural_prompts(tok, 4, 0), print,
-                   lambda: SGLang().accept_length(llm_server.base_url))
+    r = EvalRuns(tmp_path, None, None, None, print).get("correct", config,
+                                                         lambda p: llm_server)
     dump("parity", asdict(r))
 
 def test_streams(llm_server):

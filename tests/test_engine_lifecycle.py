@@ -130,6 +130,9 @@ def test_one_server_per_profile_reused_and_reaped(pytester: pytest.Pytester, sui
     assert len([r for r in rows if r["profile"] == "a"]) == 3 and len(a_pids) == 1, rows
     assert out.count("ready in") == 2
     assert "life/a: stopped" in out and "life/b: stopped" in out
+    # a's server stops after its last test, before b's loads: idle servers on the CPU
+    # reference would take cores from the one being measured.
+    assert out.index("life/a: stopped") < out.index("life/b: loading"), out
     assert_groups_gone([pid for _, _, pid in servers])
 
 

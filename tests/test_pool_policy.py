@@ -96,3 +96,25 @@ def test_xdist_loadgroup_keeps_each_suite_on_one_worker(pytester: pytest.Pyteste
     result.assert_outcomes(passed=8)
     for name in ("a", "b"):
         assert len(list(pytester.path.glob(f"{name}.gw*"))) == 1
+
+
+def test_each_server_stops_after_the_last_test_that_needs_it(pytester: pytest.Pytester,
+                                                             suite_dir) -> None:
+    from pytest_rocm_llm.plugin import STOP_AFTER_KEY
+
+    suite_dir(THREE, {"test_x.py": """
+import pytest
+def test_r(llm_server): pass
+def test_plain(): pass
+@pytest.mark.llm_profile("spec", "reference")
+def test_s(llm_servers): pass
+@pytest.mark.llm_profile("throughput")
+def test_t(llm_server): pass
+"""})
+    items, _ = pytester.inline_genitems("--rocm-target", "cpu")
+    stops = {item.name: sorted(item.stash.get(STOP_AFTER_KEY, [])) for item in items}
+    assert [item.name for item in items] == ["test_r", "test_plain", "test_s", "test_t"]
+    # reference is still needed by test_s (its second profile), so it outlives test_r
+    assert stops == {"test_r": [], "test_plain": [],
+                     "test_s": [("demo", "reference"), ("demo", "spec")],
+                     "test_t": [("demo", "throughput")]}

@@ -11,9 +11,12 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..targets import FlagValue
+
+if TYPE_CHECKING:
+    from ..speculation import SpecCounters
 
 
 def flags_to_argv(flags: Mapping[str, FlagValue]) -> list[str]:
@@ -95,10 +98,10 @@ class Engine(Protocol):
 
     def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict: ...
 
-    def accept_length(self, base_url: str,
-                      headers: Mapping[str, str] | None = None) -> float | None:
-        """Average speculative accept length (tokens per verify step); None if the server
-        does not speculate. Parity runs are judged only when it is > 1."""
+    def spec_counters(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> SpecCounters | None:
+        """Speculative counters since start; None when the engine reports speculation per
+        request or not at all. Only the difference of two readings describes a run."""
         ...
 
 

@@ -17,7 +17,7 @@ from pytest_rocm_llm.prompts import load_vocabulary
 from pytest_rocm_llm.streamcheck import check_streams_sync, eos_ids
 
 
-@pytest.mark.llm_profile("spec")
+@pytest.mark.llm_profile("spec", "spec-reference")
 def test_generated_prompts_do_not_diverge_early(llm_suite, llm_target, llm_servers) -> None:
     config = llm_suite.eval_for("parity", llm_target)
     ref = llm_servers(config.reference_profile)
