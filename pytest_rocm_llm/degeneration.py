@@ -1,17 +1,20 @@
-"""Degeneration detectors for generated text: loops, repetition and byte garbage.
+"""Degeneration detectors for generated text: loops, repetition, byte garbage, word salad.
 
 A model served wrong rarely crashes: past some context length it starts to repeat itself or
 emits broken bytes (one engine degraded on long-context output in the GLM 5.2 / MI355X
-work; vllm-project/recipes#857 degraded past ~25k tokens). These detectors judge an output
-on its own, without a reference answer. Each is silent on short texts, where none of them
-can tell a loop from a coincidence.
+work; vllm-project/recipes#857 degraded past ~25k tokens), or, with garbage logits, tokens
+that are valid text but no language: word salad, scripts glued together, random
+characters. These detectors judge an output on its own, without a reference answer. Each
+is silent on short texts, where none of them can tell a failure from a coincidence.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 
 
@@ -43,11 +46,38 @@ class Thresholds:
     # normal (output cut inside a multi-byte character), hence the minimum count.
     bad_char_rate: float = 0.01
     bad_char_min_count: int = 3
+    # Word salad (random tokens of a Latin-script vocabulary decode to real words and word
+    # pieces): in running text (lines of >= ``salad_line_words`` words) every window of
+    # ``salad_window`` Latin letter-only words is scored by its share of words that are
+    # neither a listed function word nor seen before in the window. Natural language
+    # repeats its function words (Zipf), so the share stays low: CPython's pydoc topics
+    # reach 0.63, its stdlib source 0.75, the twelve other Latin-script languages of
+    # tests/degeneration_corpus.py 0.80 (Finnish); 500 draws of 120 random SmolLM2 tokens
+    # all scored 0.93 or more.
+    word_salad: float = 0.9
+    salad_window: int = 60
+    salad_line_words: int = 8
+    # Random characters: Shannon entropy (bits per character) of an ``entropy_window``-char
+    # window that is >= 90% ASCII. pydoc prose reaches 4.93, the stdlib source 5.67 (the
+    # base85 alphabet in base64.py); random printable ASCII scores 6.2 and more. Random
+    # letters and digits (5.7-5.95) are let through: hashes and ids are healthy output.
+    char_entropy: float = 5.9
+    entropy_window: int = 256
+    # Scripts glued together inside one word (random tokens of a multilingual vocabulary):
+    # the share of words whose letters come from scripts that do not mix in healthy text
+    # (Latin with CJK does, as Chinese and Japanese run English words in without spaces;
+    # Latin with Greek does, as in ΔG). The test corpus (19 languages, code, a list of
+    # greetings in 13 scripts) scores 0; random tokens with half of them from other
+    # scripts score 0.16 and more, random letters of nine scripts 0.88 and more.
+    mixed_script: float = 0.1
+    mixed_script_min_words: int = 20
 
 
 @dataclass(frozen=True)
 class Finding:
-    detector: str  # compression_ratio | repeated_4gram | tail_loop | char_run | bad_chars
+    # compression_ratio | repeated_4gram | tail_loop | char_run | bad_chars | word_salad |
+    # char_entropy | mixed_script
+    detector: str
     value: float
     threshold: float
 
@@ -119,6 +149,99 @@ def bad_chars(text: str) -> int:
         unicodedata.category(ch) == "Cc" and ch not in "\t\n\r"))
 
 
+# Frequent function words of the Latin-script languages served models mostly write:
+# English, French, German, Spanish, Italian, Portuguese, Dutch, Scandinavian, Polish, Czech,
+# Slovak, Croatian/Serbian, Romanian, Hungarian, Turkish, Finnish, Indonesian/Malay,
+# Vietnamese, Tagalog, Swahili. A Latin-script language not here still repeats its own
+# function words within a window, which usually keeps it below the threshold (the test
+# corpus's most inflected languages, Finnish and Turkish, reach 0.8 with theirs listed).
+FUNCTION_WORDS = frozenset("""
+the of and to a in is that for it as was with be by on not he i this are or his from at which
+but have an they you were her she there been one all we their has would when if so no will
+more can its what about into than them only other some could out do these also may then
+le la les de des du un une et est en que qui dans pour pas sur au aux il elle ne se ce
+der die das und ist nicht ein eine zu den von mit sich des auf für im dem auch es wir
+el los las del y por con una su para al lo como más pero sus ya o este
+di che è per non sono della gli nel si da ma
+os as um uma não com mais do da dos das em na no ao
+het een van dat op te zijn voor met er aan ook als bij
+och att det som på är av för till inte har om ett jag og er til at af ikke
+w nie z się że to jest jak co po za od ale dla czy są jego już tak tylko przez
+je v s pro jsou by jeho sa že ako pre
+u da su što kao
+și în cu pe nu că care mai din pentru sunt fost ca
+az és hogy nem egy van meg csak volt ez azt
+ve bir bu için ile çok daha ne gibi olarak olan sonra kadar ama her
+ja on ei että oli hän kun niin mutta myös joka ovat tai kuin jos
+dan yang ke dari ini itu dengan untuk tidak ada dalam akan pada juga atau oleh
+và của là có không các những một được trong cho này người với đã để khi thì cũng như ở
+ang ng sa mga ay ito hindi
+ya wa kwa za ni katika hii cha
+""".split())
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def word_salad(text: str, window: int, line_words: int) -> tuple[float, int]:
+    """(worst window's share of new non-function words, running-text words judged).
+    Latin-script words only: the function words listed are Latin-script ones, and other
+    scripts' garbage is the mixed-script detector's."""
+    words = [w.lower() for line in text.splitlines() if len(line.split()) >= line_words
+             for w in line.split() if _LETTERS.fullmatch(w) and _latin(w)]
+    if window < 1 or len(words) < window:
+        return 0.0, len(words)
+    worst = 0.0
+    starts = [*range(0, len(words) - window + 1, max(1, window // 2)), len(words) - window]
+    for start in starts:  # the last window too: salad often starts partway through
+        seen: set[str] = set()
+        new = 0
+        for w in words[start:start + window]:
+            new += w not in seen and w not in FUNCTION_WORDS
+            seen.add(w)
+        worst = max(worst, new / window)
+    return worst, len(words)
+
+
+def max_char_entropy(text: str, window: int) -> float:
+    """Highest Shannon entropy (bits/char) over ``window``-char windows that are >= 90%
+    ASCII (CJK text has thousands of characters: its entropy says nothing)."""
+    worst = 0.0
+    for start in range(0, len(text) - window + 1, max(1, window // 2)):
+        seg = text[start:start + window]
+        if sum(c.isascii() for c in seg) < 0.9 * window:
+            continue
+        counts = Counter(seg).values()
+        worst = max(worst, -sum(c / window * math.log2(c / window) for c in counts))
+    return worst
+
+
+_SCRIPTS = frozenset(
+    "LATIN GREEK CYRILLIC ARMENIAN HEBREW ARABIC SYRIAC THAANA DEVANAGARI BENGALI GURMUKHI "
+    "GUJARATI ORIYA TAMIL TELUGU KANNADA MALAYALAM SINHALA THAI LAO TIBETAN MYANMAR GEORGIAN "
+    "ETHIOPIC KHMER MONGOLIAN CJK HIRAGANA KATAKANA HANGUL BOPOMOFO".split())
+_SAME = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK", "BOPOMOFO": "CJK"}
+_MIXES = ({"LATIN", "CJK"}, {"LATIN", "GREEK"})
+
+
+def _script(ch: str) -> str | None:
+    name = unicodedata.name(ch, "").split(" ")
+    first = name[1] if name[0] in ("FULLWIDTH", "HALFWIDTH") and len(name) > 1 else name[0]
+    return _SAME.get(first, first) if first in _SCRIPTS else None  # None: no script (µ, ª)
+
+
+def _latin(word: str) -> bool:
+    return all(_script(ch) == "LATIN" for ch in word)
+
+
+def mixed_script_words(text: str) -> tuple[float, int]:
+    """(share of words of >= 2 letters mixing scripts that do not mix, words)."""
+    words = [w for w in _LETTERS.findall(text) if len(w) >= 2]
+    mixed = 0
+    for w in words:
+        scripts = {s for s in map(_script, w) if s is not None}
+        mixed += len(scripts) > 2 or (len(scripts) == 2 and scripts not in _MIXES)
+    return (mixed / len(words) if words else 0.0), len(words)
+
+
 def detect(text: str, thresholds: Thresholds = Thresholds()) -> list[Finding]:
     """Every detector that fires on ``text``; an empty list means healthy."""
     t = thresholds
@@ -139,4 +262,13 @@ def detect(text: str, thresholds: Thresholds = Thresholds()) -> list[Finding]:
     bad = bad_chars(text)
     if text and bad >= t.bad_char_min_count and bad / len(text) > t.bad_char_rate:
         found.append(Finding("bad_chars", bad / len(text), t.bad_char_rate))
+    salad, judged = word_salad(text, t.salad_window, t.salad_line_words)
+    if judged >= t.salad_window and salad > t.word_salad:
+        found.append(Finding("word_salad", salad, t.word_salad))
+    entropy = max_char_entropy(text, t.entropy_window)
+    if entropy > t.char_entropy:
+        found.append(Finding("char_entropy", entropy, t.char_entropy))
+    share, words = mixed_script_words(text)
+    if words >= t.mixed_script_min_words and share > t.mixed_script:
+        found.append(Finding("mixed_script", share, t.mixed_script))
     return found
