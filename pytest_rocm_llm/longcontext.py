@@ -44,6 +44,7 @@ _OBJECTS = ("the green hills", "a wooden box", "the morning market", "an empty r
 _TAILS = ("before noon", "in the rain", "with great care", "for a while", "again",
           "without a word", "near the bridge", "after dinner", "at dawn", "once more")
 _DISTRACTOR_CHAINS = 2
+_NUMBER = re.compile(r"\d+")
 _KEYS = ("apple", "river", "candle", "falcon", "marble", "violet", "anchor", "pepper",
          "lantern", "meadow", "copper", "thunder", "harbor", "saddle", "walnut", "glacier")
 
@@ -71,6 +72,8 @@ class Item:
     depth: float
     answer: str
     input_ids: tuple[int, ...]
+    # the other values the prompt holds (other keys', other chains'): naming one is wrong
+    distractors: tuple[str, ...] = ()
 
 
 class _Encoder:
@@ -182,7 +185,8 @@ def build_item(enc: _Encoder, task: str, length: int, sample: int, depth: float,
         body += ids
     ids = fixed[0] + fixed[1] + body + fixed[2]
     assert len(ids) == length, (len(ids), length)
-    return Item(task, length, sample, depth, answer, tuple(ids))
+    others = {n for _, text in needles for n in _NUMBER.findall(text)} - {answer}
+    return Item(task, length, sample, depth, answer, tuple(ids), tuple(sorted(others)))
 
 
 def build_items(config: LongContextConfig, tokenizer_path: str) -> list[Item]:
@@ -193,20 +197,29 @@ def build_items(config: LongContextConfig, tokenizer_path: str) -> list[Item]:
             for s in range(config.samples)]
 
 
-_NUMBER = re.compile(r"\d+")
-# The needle's own sentence says the pass key twice ("... is 12345. Remember it. 12345 is
-# the pass key."): an output that echoes it is still one answer; a third time is a loop.
-_MAX_MENTIONS = 2
+# The answer is the output's first sentence or line; what follows is the model going on
+# (often echoing the needle, cut mid-number by max_tokens), which is judged only for
+# naming another candidate or repeating the answer.
+_SEGMENT = re.compile(r"(?<=[.!?])\s+|\n+")
+_LOOP = 3  # the answer said 3 times as sentences of its own: looping, not answering
 
 
-def score(expected: str, output: str, degenerate: bool = False) -> bool:
-    """Exact: ``expected`` is the only number in ``output`` (an output listing candidates
-    is wrong even when the right one is among them, and a longer number containing it is
-    another number), said at most twice, and the output is not degenerate (a loop is
-    wrong even when it loops on the right answer)."""
-    numbers = _NUMBER.findall(output)
-    return (not degenerate and bool(numbers) and set(numbers) == {expected}
-            and len(numbers) <= _MAX_MENTIONS)
+def score(expected: str, output: str, distractors: Sequence[str] = (),
+          degenerate: bool = False) -> bool:
+    """Exact: the output's first sentence holds exactly one number and it is ``expected``
+    (so "48213 or 91730" and a longer number containing it are wrong), no other candidate
+    value of the prompt appears anywhere (an output listing them is wrong even when it
+    starts with the right one), the answer is not repeated as a sentence of its own
+    ``_LOOP`` times, and the output is not degenerate."""
+    segments = [s.strip() for s in _SEGMENT.split(output.strip()) if s.strip()]
+    if degenerate or not segments:
+        return False
+    answer = segments[0].rstrip(".!?")
+    if _NUMBER.findall(answer) != [expected]:
+        return False
+    if set(_NUMBER.findall(output)) & set(distractors):
+        return False
+    return sum(s.rstrip(".!?") == answer for s in segments) < _LOOP
 
 
 def _excerpt(text: str, n: int = 80) -> str:
@@ -241,7 +254,7 @@ def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_pa
         findings = detect(text, config.thresholds) if g.ok else []
         records.append({
             "task": it.task, "length": it.length, "sample": it.sample, "depth": it.depth,
-            "answer": it.answer, "correct": g.ok and score(it.answer, text, bool(findings)),
+            "answer": it.answer, "correct": g.ok and score(it.answer, text, it.distractors, bool(findings)),
             "ok": g.ok,
             "error": g.error, "prompt_tokens": g.prompt_tokens,
             "completion_tokens": g.completion_tokens, "latency_s": g.latency_s,

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rocm_llm.degeneration import Thresholds
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.longcontext import (
     TASKS,
     LongContextConfig,
@@ -83,57 +84,47 @@ def test_variable_chains_resolve_and_only_the_asked_one_gives_the_answer(enc, se
 @pytest.mark.parametrize("task", ["multikey", "variable"])
 def test_listing_every_number_of_the_prompt_scores_wrong(enc, task, seed) -> None:
     item = build_item(enc, task, 1024, 0, 0.5, seed=seed)
-    numbers = re.findall(r"\d+", enc.decode(item.input_ids))
-    assert item.answer in numbers and len(set(numbers)) > 1
-    assert not score(item.answer, " " + ", ".join(dict.fromkeys(numbers)))
-    assert score(item.answer, f" {item.answer}.")
+    numbers = list(dict.fromkeys(re.findall(r"\d+", enc.decode(item.input_ids))))
+    assert item.answer in numbers and set(item.distractors) == set(numbers) - {item.answer}
+    right_first = [item.answer] + [n for n in numbers if n != item.answer]
+    for sep in (" ", ", ", ".\n", ". "):
+        assert not score(item.answer, " " + sep.join(numbers), item.distractors)
+        assert not score(item.answer, " " + sep.join(right_first), item.distractors)
+    assert score(item.answer, f" {item.answer}.", item.distractors)
+
+
+OTHERS = ("91730", "55102")
 
 
 @pytest.mark.parametrize("output, right", [
     (" 48213", True),
+    (" 48213.", True),
+    (" The pass key is 48213.", True),
     (" 48213. Remember it. 48213 is the pass key.", True),  # echoing the needle
     ("48213\n\nWhat is the pass key? The pass key is", True),
-    (" 48213.", True),
+    (" 48213.\nThe pass key is 482", True),  # the echo cut mid-number by max_tokens
+    (" 48213. VAR ABCDE = 9", True),  # going on with the prompt's pattern, cut
     (" 48214", False),  # wrong value
-    (" 148213", False),  # the answer inside a longer number is not the answer
+    (" 148213", False),  # a longer number containing the answer is another number
     (" 4821", False),
     (" 91730 or 48213", False),  # listing: the first number is wrong
     (" 48213 or 91730", False),  # listing: the right one first is still a list
-    (" 48213, 91730, 55102, 66018", False),
+    (" 48213, 91730, 55102", False),
+    (" 48213.\n91730.\n55102.", False),  # one per line, the right one first
+    (" 48213. The magic number for apple is 55102.", False),  # naming another candidate
     (" 48213 48213 48213 48213", False),  # looping on the right answer
     (" 48213.\n48213.\n48213.", False),
+    (" 48213. 48213. 48213. 48213", False),
     (" I do not know.", False),
     ("", False),
 ])
 def test_scoring_is_exact(output: str, right: bool) -> None:
-    assert score("48213", output) is right
+    assert score("48213", output, OTHERS) is right
 
 
 def test_a_degenerate_output_is_never_correct() -> None:
     assert score("48213", " 48213", degenerate=False)
     assert not score("48213", " 48213", degenerate=True)
-
-
-def test_multikey_asks_for_one_of_several_keys(enc) -> None:
-    item = build_item(enc, "multikey", 1024, 0, 0.5, seed=3)
-    text = enc.decode(item.input_ids)
-    assert text.count("One of the special magic numbers for") == 4
-    assert f"is: {item.answer}." in text
-
-
-def test_items_are_seeded_and_cycle_depths(reference_model_dir: Path) -> None:
-    tok = str(reference_model_dir / "tokenizer.json")
-    c = LongContextConfig("lc", "long_context", None, (300, 600), samples=4, seed=7)
-    a, b = build_items(c, tok), build_items(c, tok)
-    assert a == b and len(a) == 2 * 3 * 4
-    assert [it.depth for it in a[:4]] == [0.1, 0.5, 0.9, 0.1]
-    other = build_items(LongContextConfig("lc", "long_context", None, (300,), seed=8), tok)
-    assert other[0].input_ids != a[0].input_ids
-
-
-def test_a_length_too_short_for_the_task_is_a_clear_error(enc) -> None:
-    with pytest.raises(ValueError, match="length 40 is too short for task 'multikey'"):
-        build_item(enc, "multikey", 40, 0, 0.5, seed=0)
 
 
 def table(data: dict) -> Table:
@@ -162,6 +153,6 @@ def test_parse_long_context_with_thresholds_and_override() -> None:
     ({"kind": "long_context", "lengths": [1024], "samples": 0}, "samples", "out of range"),
 ])
 def test_parse_long_context_errors_name_file_and_key(data, key, words) -> None:
-    with pytest.raises(pytest.UsageError) as e:
+    with pytest.raises(ConfigError) as e:
         parse_long_context("long", table(data))
     assert f"suite.toml: key 'evals.long.{key}'" in str(e.value) and words in str(e.value)

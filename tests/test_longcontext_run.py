@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.completions import Endpoint
+from pytest_rocm_llm.context_limits import check_served
 from pytest_rocm_llm.longcontext import LongContextConfig, _Encoder, build_items, run_long_context
 from pytest_rocm_llm.pool import ConfigProblem
 
@@ -136,3 +137,22 @@ def test_without_a_served_limit_the_models_config_json_is_the_limit(
     result = run(str(tmp_path / "tokenizer.json"), lambda ids: " 1", max_model_len=None,
                  config=fits, seen=seen)
     assert len(seen) == 3 and result.metrics["samples"] == 3.0
+
+
+def test_the_served_limit_is_exact_for_vllm_and_keeps_sglangs_headroom(
+        tok: str, tmp_path: Path) -> None:
+    enc = _Encoder(tok)
+    with standin(enc, lambda ids: " 1", 2048, []) as url:
+        # vLLM (OpenAI completions): prompt + max_tokens may fill the context exactly
+        check_served("lc", (2044,), 4, Endpoint(url, "completions", "toy"), tmp_path)
+        with pytest.raises(ConfigProblem, match="length 2045 \\+ max_tokens 4"):
+            check_served("lc", (2045,), 4, Endpoint(url, "completions", "toy"), tmp_path)
+        # sglang (/generate) refuses an input within 8 tokens of its limit
+        check_served("lc", (2040,), 4, Endpoint(url, "generate", "toy"), tmp_path)
+        with pytest.raises(ConfigProblem, match="length 2041"):
+            check_served("lc", (2041,), 4, Endpoint(url, "generate", "toy"), tmp_path)
+
+
+def test_nothing_to_judge_by_is_left_to_the_server(tok: str, tmp_path: Path) -> None:
+    with standin(_Encoder(tok), lambda ids: " 1", None, []) as url:
+        check_served("lc", (10**6,), 4, Endpoint(url, "generate", "toy"), tmp_path)
