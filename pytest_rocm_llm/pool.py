@@ -35,6 +35,11 @@ class ConfigProblem(Exception):
     """The suite's configuration is wrong for the installed engine (e.g. an unknown flag)."""
 
 
+class EffectiveConfigMismatch(ConfigProblem):
+    """The running server does not run a flag its profile set (dropped or overridden while
+    the engine resolved its arguments)."""
+
+
 @dataclass
 class LLMServer:
     """What a test gets: where the server is and what it is."""
@@ -242,6 +247,7 @@ class ServerPool:
         except (ServerError, EngineError, OSError) as exc:
             self._failed[key] = exc
             raise
+        self._verify_effective(suite, profile, server)
         self._servers[key] = server
         if self.on_ready is not None:
             self.on_ready(server)
@@ -337,6 +343,45 @@ class ServerPool:
     @property
     def running(self) -> list[LLMServer]:
         return list(self._servers.values())
+
+    def _verify_effective(self, suite: Suite, profile: str, server: LLMServer) -> None:
+        """Read the launched server's resolved arguments back (issue 15 item 1): a flag the
+        engine's parser accepted can still be dropped or rewritten while it resolves them,
+        and a run on the wrong configuration must not become a verdict. A mismatch stops the
+        server and fails the profile before any workload runs."""
+        from .effective_config import NOT_VERIFIABLE, describe, failures, verify
+        from .server import log_tail
+
+        assert server.process is not None
+        key = (suite.name, profile)
+        name = f"{suite.name}/{profile}"
+        resolved_args = getattr(get_engine(server.engine), "resolved_args", None)
+        try:
+            info = resolved_args(server.base_url) if resolved_args is not None else None
+        except (httpx.HTTPError, ValueError) as exc:
+            server.process.stop()
+            err = ServerDied(f"{name}: ready, but its resolved arguments could not be read "
+                             f"({type(exc).__name__}: {exc})", server.log_path,
+                             log_tail(server.log_path) if server.log_path else "")
+            self._failed[key] = err
+            raise err from None
+        if info is None:
+            self.progress(f"[rocm-llm] {name}: effective configuration {NOT_VERIFIABLE} "
+                          f"({server.engine} reports no resolved arguments)")
+            return
+        found = verify(suite.profile_for(profile, self.target).flags, info)
+        unverified = [m.describe() for m in found if not m.fails]
+        if unverified:
+            self.progress(f"[rocm-llm] {name}: " + "; ".join(unverified))
+        if failures(found):
+            server.process.stop()
+            exc = EffectiveConfigMismatch(describe(
+                suite.name, profile, server.engine, str(info.get("version", "unknown")),
+                suite.file, found) + (f"\nserver log: {server.log_path}"
+                                      if server.log_path else ""))
+            self._failed[key] = exc
+            raise exc
+
 
 
 __all__ = ["ServerPool", "LLMServer", "SuiteUnavailable", "ConfigProblem", "ServerStartError"]

@@ -86,6 +86,13 @@ class SGLang:
             r.raise_for_status()
             return r.json()
 
+    def resolved_args(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> dict | None:
+        """The server's resolved arguments by field name: ``/server_info`` is
+        ``ServerArgs.resolved_dict()`` (each resolution decision applied over the launcher's
+        input) plus ``version`` and ``internal_states``."""
+        return self.server_info(base_url, headers)
+
     def spec_counters(self, base_url: str,
                       headers: Mapping[str, str] | None = None) -> SpecCounters | None:
         """None: sglang reports speculation per request (``meta_info.spec_verify_ct`` of

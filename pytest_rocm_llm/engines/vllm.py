@@ -104,6 +104,13 @@ class VLLM:
             info["model_path"] = models[0].get("root")
         return info
 
+    def resolved_args(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> dict | None:
+        """None: vLLM 0.32 serves no resolved engine arguments (``/version`` and
+        ``/v1/models`` only), so whether its flags are in effect is not verifiable from
+        outside; effective-config verification is sglang-only for now."""
+        return None
+
     def spec_counters(self, base_url: str,
                       headers: Mapping[str, str] | None = None) -> SpecCounters | None:
         """The speculative counters since the server started, from ``/metrics``; None when
