@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .engines import EngineError, FlagCheck, flags_to_argv, get_engine
 from .pool import ServerPool, SuiteUnavailable
+from .redact import redact_argv, redact_env, redact_text, secret_values
 from .settings import Settings
 from .suite_config import Suite
 from .targets import Target
@@ -29,8 +30,6 @@ PORT = "<port>"
 ENGINE = "<engine-python>"
 MODEL_UNSET = "<model-path>"
 STUBS_PLACEHOLDER = "<pytest_rocm_llm>/reference/stubs"
-MASK = "****"
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 # Flag-check argv port: the value is irrelevant to the parser; the pool uses the same one.
 _CHECK_PORT = 30000
 
@@ -56,11 +55,6 @@ class FlagReport:
     version: str | None
     results: Mapping[str, FlagCheck] | None
     error: str | None
-
-
-def mask_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The environment with the value of anything that looks like a credential masked."""
-    return {k: (MASK if _SECRET.search(k) else v) for k, v in env.items()}
 
 
 def model_path(suite: Suite, target: Target, settings: Settings,
@@ -104,7 +98,7 @@ def _shown_argv(pool: ServerPool, suite: Suite, profile: str, model: str) -> lis
 
 
 def _shown_env(pool: ServerPool, suite: Suite, profile: str) -> dict[str, str]:
-    env = mask_env(pool.server_env(suite, profile))
+    env = redact_env(pool.server_env(suite, profile))
     if "PYTHONPATH" in env:
         from .reference.provision import STUBS
 
@@ -193,13 +187,17 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
                                  f"want it: {what}")
 
     pool = _pool(settings, target)
+    # The flag check's verdicts and errors may quote a profile's values: the whole text is
+    # masked with every profile's secrets at the end.
+    secrets: set[str] = set()
     for name in suite.profiles:
         profile = suite.profile_for(name, target)
         default = " (default)" if name == suite.default_profile else ""
         w("")
         w(f"profile {name}{default}: {profile.description}")
         argv = _shown_argv(pool, suite, name, path or MODEL_UNSET)
-        w("  argv: " + " ".join(_quote(a) for a in argv))
+        secrets.update(secret_values(argv, pool.server_env(suite, name)))
+        w("  argv: " + " ".join(_quote(a) for a in redact_argv(argv)))
         env = _shown_env(pool, suite, name)
         if env:
             w("  env:")
@@ -282,7 +280,7 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
     w("needs attention:" if attention else "needs attention: nothing")
     for item in attention:
         w(f"  - {item}")
-    return "\n".join(out) + "\n"
+    return redact_text("\n".join(out) + "\n", secrets)
 
 
 def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
