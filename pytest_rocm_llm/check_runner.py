@@ -9,8 +9,7 @@ the test with a message that leads with what broke.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from .collector import VERDICT_PROPERTY, RunCollector
 from .judge import (BaselineCache, Outcome, base_verdict, judge_eval, judge_workload,
                     profile_argv)
 from .provenance import collect
+from .redact import redact_argv, redact_env, redact_text, secret_values
 from .verdicts import Mode, Verdict
 
 if TYPE_CHECKING:
@@ -34,26 +34,7 @@ if TYPE_CHECKING:
     from .targets import Target
     from .workloads import WorkloadResult
 
-_SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
 LOG_TAIL_LINES = 200
-
-
-def redact_argv(argv: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    hide = False
-    for word in argv:
-        if hide and not word.startswith("--"):
-            out.append("***")
-        elif "=" in word and word.startswith("--") and _SECRET.search(word.split("=", 1)[0]):
-            out.append(word.split("=", 1)[0] + "=***")
-        else:
-            out.append(word)
-        hide = word.startswith("--") and "=" not in word and bool(_SECRET.search(word))
-    return out
-
-
-def redact_env(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: ("***" if _SECRET.search(k) else v) for k, v in env.items()}
 
 
 @dataclass(frozen=True)
@@ -83,15 +64,17 @@ def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
 
 
 def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:
+    secrets = secret_values(server.argv, server.env)
     out = [allure_report.Attachment(
         f"server argv ({server.profile})",
         " ".join(redact_argv(server.argv)) + "\n\nenvironment:\n" + "\n".join(
             f"{k}={v}" for k, v in redact_env(server.env).items()), "text")]
     if server.log_path is not None and server.log_path.is_file():
+        # The engine's own output quotes its arguments (sglang logs server_args).
         lines = server.log_path.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
         out.append(allure_report.Attachment(
-            f"server log tail ({server.profile}, last {len(lines)} lines)", "\n".join(lines),
-            "text"))
+            f"server log tail ({server.profile}, last {len(lines)} lines)",
+            redact_text("\n".join(lines), secrets), "text"))
     return out
 
 

@@ -8,11 +8,14 @@ from pathlib import Path
 
 def diagnosis(signatures_file: Path | None, logs: list[Path | None]) -> str:
     """Known failure signatures found in the given server logs, one paragraph each."""
+    from .redact import redact_text
+    from .server import log_secrets
     from .signatures import load, scan_log
 
     sigs = load(signatures_file)
-    hits = [hit for log in logs for hit in scan_log(log, sigs)]
-    return "\n".join(hit.describe() for hit in hits)
+    # A hit quotes its log line, which may be the engine echoing its credentials.
+    return "\n".join(redact_text(hit.describe(), log_secrets(log))
+                     for log in logs for hit in scan_log(log, sigs))
 
 
 def infrastructure_errors() -> tuple[type[Exception], ...]:
@@ -27,6 +30,11 @@ def infrastructure_errors() -> tuple[type[Exception], ...]:
 def infrastructure_failure(signatures_file: Path | None, exc: Exception) -> str:
     """The message of a setup/serving failure: never a verdict on speed or accuracy, with
     the log tail, and any known signature in the server's log first."""
-    found = diagnosis(signatures_file, [getattr(exc, "log_path", None)])
+    from .redact import redact_text
+    from .server import log_secrets
+
+    log = getattr(exc, "log_path", None)
+    found = diagnosis(signatures_file, [log])
     lead = f"known failure signature:\n{found}\n" if found else ""
-    return f"infrastructure: {lead}{exc}"
+    # Whoever built the error may have quoted the log without masking it.
+    return redact_text(f"infrastructure: {lead}{exc}", log_secrets(log))

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .redact import redact_argv
 from .verdicts import flags_digest
 
 _PROBE = r"""
@@ -90,7 +91,9 @@ def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], mo
         "source": None,
         "engine": engine,
         "engine_version": engine_version,
-        "engine_flags_digest": flags_digest(profile_argv),
+        # Credentials are not configuration: rotating a key must not change the digest, and
+        # a short one must not be recoverable from it.
+        "engine_flags_digest": flags_digest(redact_argv(profile_argv)),
         "model": model,
         "rocm_version": stack.get("rocm_version"),
         "driver_version": stack.get("driver_version"),

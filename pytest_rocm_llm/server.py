@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +21,7 @@ import httpx
 
 from .guardian import group_members
 from .ports import bindable
+from .redact import redact_argv, redact_text, secret_values
 
 TAIL_LINES = 50
 
@@ -48,12 +49,25 @@ class ServerDied(ServerError):
     pass
 
 
+# Secret values each server log was written with: engines echo their arguments into their
+# logs (sglang prints its server_args, api_key included), so whoever reads a log back (a
+# failure's tail, an attachment, a signature hit) gets them masked by path, with no need to
+# know which server wrote it.
+_LOG_SECRETS: dict[Path, set[str]] = {}
+
+
+def log_secrets(path: Path | None) -> tuple[str, ...]:
+    return tuple(_LOG_SECRETS.get(Path(path), ())) if path is not None else ()
+
+
 def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` lines of a server log, with the server's secrets masked."""
     try:
         with open(path, errors="replace") as fh:
-            return "".join(collections.deque(fh, maxlen=lines)).rstrip("\n")
+            tail = "".join(collections.deque(fh, maxlen=lines)).rstrip("\n")
     except OSError:
         return ""
+    return redact_text(tail, log_secrets(path))
 
 
 @dataclass(frozen=True)
@@ -66,19 +80,16 @@ class LaunchSpec:
     health_path: str
     log_path: Path
     start_timeout_s: float
-    secrets: tuple[str, ...] = ()  # values masked in anything we print
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values masked in anything we print or store about this server."""
+        return secret_values(self.argv, self.env)
 
     @property
     def base_url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
-
-
-def redact(text: str, secrets: Sequence[str]) -> str:
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
-    return text
 
 
 class ServerProcess:
@@ -110,8 +121,9 @@ class ServerProcess:
                                    "pick another port")
         env = dict(os.environ)
         env.update(spec.env)
+        _LOG_SECRETS.setdefault(spec.log_path, set()).update(spec.secrets)
         with open(spec.log_path, "ab") as log:
-            log.write(f"$ {redact(' '.join(spec.argv), spec.secrets)}\n".encode())
+            log.write(f"$ {' '.join(redact_argv(spec.argv))}\n".encode())
             log.flush()
             try:
                 self.proc = subprocess.Popen(

@@ -162,3 +162,63 @@ def test_plan_through_sglangs_own_parser_shows_no_planted_secret(
     out = run_plan(pytester, "--llm-engine-python", str(python))
     assert out.count("flags: accepted by sglang 0.5.23's parser") == 4
     assert_nowhere(out)
+
+
+# A stand-in server that does what engines do: echo its arguments and environment into its
+# log, then die while loading.
+ECHOING_SERVER = ("import os, sys; print('server_args', sys.argv, os.environ['HF_TOKEN'], "
+                  "flush=True); sys.exit(3)")
+
+
+def test_server_log_header_failure_tails_and_attachments_show_no_planted_secret(
+        tmp_path: Path) -> None:
+    from pytest_rocm_llm.check_runner import server_attachments
+    from pytest_rocm_llm.diagnosis import infrastructure_failure
+    from pytest_rocm_llm.pool import LLMServer
+    from pytest_rocm_llm.ports import claim_port, release_port
+    from pytest_rocm_llm.server import LaunchSpec, ServerProcess, ServerStartError, log_tail
+
+    port = claim_port()
+    try:
+        spec = LaunchSpec(
+            name="glm52/x", argv=(sys.executable, "-c", ECHOING_SERVER, "--api-key", KEY,
+                                  "--max-total-tokens", "4096"),
+            env={"HF_TOKEN": TOKEN}, host="127.0.0.1", port=port, health_path="/health",
+            log_path=tmp_path / "server.log", start_timeout_s=10.0)
+        proc = ServerProcess(spec, progress=lambda _m: None)
+        with pytest.raises(ServerStartError) as info:
+            with proc:
+                pass
+    finally:
+        release_port(port)
+    log = spec.log_path.read_text()
+    header, body = log.split("\n", 1)
+    assert header.endswith(f"--api-key {MASK} --max-total-tokens 4096")
+    assert KEY in body and TOKEN in body  # the stand-in really echoed them
+    assert_nowhere(header)
+    assert_nowhere(str(info.value))
+    assert "server_args" in info.value.tail and MASK in info.value.tail
+    assert_nowhere(log_tail(spec.log_path))
+    assert_nowhere(infrastructure_failure(None, info.value))
+
+    server = LLMServer("glm52", "x", spec.base_url, "sglang", "m", "/m", spec.argv, spec.env,
+                       "0.5.23", None, spec.log_path)
+    shown = "\n".join(str(a.body) for a in server_attachments(server))
+    assert "server_args" in shown and "HF_TOKEN=***" in shown
+    assert_nowhere(shown)
+
+
+def test_provenance_digest_does_not_depend_on_a_credential(tmp_path: Path) -> None:
+    from pytest_rocm_llm.provenance import collect
+
+    def digest(key: str) -> str:
+        return collect(engine="sglang", engine_version="0.5.23",
+                       profile_argv=["--api-key", key, "--tp-size", "8"], model="m",
+                       launch_argv=[], suite_dir=tmp_path, container_image=None,
+                       local=False)["engine_flags_digest"]
+
+    assert digest(KEY) == digest("sk-OTHER-456")
+    assert digest(KEY) != collect(engine="sglang", engine_version="0.5.23",
+                                  profile_argv=["--tp-size", "4"], model="m", launch_argv=[],
+                                  suite_dir=tmp_path, container_image=None,
+                                  local=False)["engine_flags_digest"]
