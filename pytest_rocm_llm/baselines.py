@@ -1,6 +1,6 @@
 """Stored baselines: ``<baselines dir>/<target>/<suite>.json``, validated and written atomically.
 
-A file that does not match the schema is a ``pytest.UsageError`` naming the file and the
+A file that does not match the schema is a ``ConfigError`` naming the file and the
 field; it is never silently replaced. Writes go to a temporary file in the same directory
 that is fsynced and renamed over the old one, so a crash leaves the old file or the new
 one, never half of either.
@@ -18,8 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from .errors import ConfigError
 from .gates import Gate, Measurement
 
 SCHEMA_VERSION = 1
@@ -76,7 +75,7 @@ def validate(path: Path, data: Any) -> None:
     if errors:
         err = errors[0]
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise pytest.UsageError(
+        raise ConfigError(
             f"{path}: baseline field {where}: {err.message}. Fix the file (schema: "
             f"pytest_rocm_llm/data/baseline.schema.json) or restore it from version control; "
             f"it is not overwritten while broken")
@@ -89,11 +88,11 @@ def load(path: Path) -> BaselineFile | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise pytest.UsageError(f"{path}: cannot read baseline file: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read baseline file: {exc.strerror}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise pytest.UsageError(
+        raise ConfigError(
             f"{path}: baseline file is not valid JSON (line {exc.lineno}, column {exc.colno}: "
             f"{exc.msg}); restore it from version control or delete it to record anew"
         ) from None

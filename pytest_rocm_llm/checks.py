@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .errors import VerdictFailure
 from .gates import Gate, Measurement, binomial_stderr, gate_kind_for, stderr_of_mean
 from .tomlschema import REQUIRED, Table
 from .records import RequestRecord
@@ -36,11 +37,11 @@ UNITS = {
 }
 
 
-class PreconditionNotMet(AssertionError):
+class PreconditionNotMet(VerdictFailure):
     """The run did not do what the floor assumes; its numbers are not a verdict."""
 
 
-class FloorMissed(AssertionError):
+class FloorMissed(VerdictFailure):
     """The measured value is on the wrong side of its floor or ceiling."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import Unavailable
 from .evaluation import EvalResult
 from .phases import PhaseLog
 from .pool import LLMServer
@@ -30,7 +31,7 @@ def engine_counters(server: LLMServer) -> SpecCounters | None:
     return get_engine(server.engine).spec_counters(server.base_url)
 
 
-class EvalUnavailable(Exception):
+class EvalUnavailable(Unavailable):
     """The evaluation cannot run here (dataset or tool missing): a skip, with the reason."""
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .baselines import BaselineFile, baseline_path, load
 from .checks import Check, FloorMissed, PreconditionNotMet, measure, preconditions
 from .engines import flags_to_argv
+from .errors import VerdictFailure
 from .gates import Measurement
 from .evaluation import EvalResult
 from .verdicts import CheckSpec, Decision, Mode, Verdict, decide
@@ -26,11 +27,11 @@ if TYPE_CHECKING:
     from .workloads import WorkloadResult
 
 
-class BaselineGateFailed(AssertionError):
+class BaselineGateFailed(VerdictFailure):
     """Cleared the absolute floor but fell behind the stored baseline beyond its noise."""
 
 
-class BaselineRecorded(AssertionError):
+class BaselineRecorded(VerdictFailure):
     """A baseline was written (missing, or --llm-update-baselines): review it, run again."""
 
 
@@ -44,7 +45,7 @@ class BaselineCache:
     def get(self, target: str, suite: str) -> tuple[Path, BaselineFile | None]:
         path = baseline_path(self.directory, target, suite)
         if path not in self._files:
-            self._files[path] = load(path)  # UsageError naming file and field when broken
+            self._files[path] = load(path)  # ConfigError naming file and field when broken
         return path, self._files[path]
 
 

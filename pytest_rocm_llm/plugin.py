@@ -7,7 +7,9 @@ first test that asks for one.
 from __future__ import annotations
 
 import atexit
+import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,7 @@ import pytest
 from . import settings as settings_mod
 from .collector import VERDICT_PROPERTY, WORKEROUTPUT_KEY, RunCollector
 from .diagnosis import diagnosis, infrastructure_errors, infrastructure_failure
+from .errors import ConfigError
 from .judge import BaselineCache
 from .ordering import group_by_profile, last_uses
 from .pool import ConfigProblem, LLMServer, ServerPool, SuiteUnavailable
@@ -37,6 +40,15 @@ if TYPE_CHECKING:
     from .eval_runs import EvalRuns
     from .runs import WorkloadRuns
     from .workloads import WorkloadResult
+
+
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """Bad input found by the pytest-free layers stops the run as a usage error, same words."""
+    try:
+        yield
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @pytest.hookimpl
@@ -68,14 +80,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "llm_profile(name, *also): the server profile the llm_server fixture launches, "
         "then any other profile the test asks llm_servers for (kept running until then)")
-    settings = settings_mod.resolve(config)
+    with warnings.catch_warnings(record=True) as deprecated, usage_errors():
+        warnings.simplefilter("always", DeprecationWarning)
+        settings = settings_mod.resolve(config)
+    for w in deprecated:  # old environment variable names: shown in the warnings summary
+        config.issue_config_time_warning(w.message, stacklevel=2)
     config.stash[SETTINGS_KEY] = settings
     config.stash[COLLECTOR_KEY] = RunCollector()
     config.stash[BASELINES_KEY] = BaselineCache(settings.baselines_dir)
     if settings.signatures_file is not None:
         from .signatures import load
 
-        load(settings.signatures_file)  # a broken file is a UsageError now, not mid-run
+        with usage_errors():  # a broken file stops the run now, not mid-run
+            load(settings.signatures_file)
     config.pluginmanager.register(_VerdictRecorder(config), "rocm_llm_verdicts")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistController(config), "rocm_llm_xdist")
@@ -127,7 +144,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                                 "suite.toml in the test's directory or a parent")
     try:
         suite = load_suite(file)
-    except pytest.UsageError:
+    except ConfigError:
         return  # pytest_collection_modifyitems reports it, as one line, not a traceback
     target = metafunc.config.stash[SETTINGS_KEY].target
     params = []
@@ -150,7 +167,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         file = cache[directory]
         if file is None:
             continue
-        suite = load_suite(file)  # UsageError naming file and key on a bad suite.toml
+        with usage_errors():  # naming file and key on a bad suite.toml
+            suite = load_suite(file)
         item.stash[SUITE_KEY] = suite
         suites.add(suite.name)
         # Keeps a suite's tests on one xdist worker (with --dist loadgroup), so each
@@ -422,8 +440,9 @@ def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Targ
 
     def judge(check: Check) -> float | None:
         __tracebackhide__ = True
-        if check.eval is not None:
-            return run_eval_check(request, ctx, check, llm_servers, llm_evals)
-        return run_workload_check(request, ctx, check, llm_servers, llm_runs)
+        with usage_errors():  # a broken baseline file, named with the field and the fix
+            if check.eval is not None:
+                return run_eval_check(request, ctx, check, llm_servers, llm_evals)
+            return run_workload_check(request, ctx, check, llm_servers, llm_runs)
 
     return judge

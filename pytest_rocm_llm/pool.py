@@ -19,20 +19,22 @@ from pathlib import Path
 import httpx
 
 from .engines import EngineError, flags_to_argv, get_engine
+from .errors import ConfigError, Unavailable
 from .phases import PhaseLog
 from .ports import claim_port, release_port
 from .server import LaunchSpec, ServerDied, ServerError, ServerProcess, ServerStartError
-from .settings import Settings
+from .settings import Settings, env_lookup, old_env_name
 from .suite_config import ModelSpec, Suite
 from .targets import HardwareMismatch, Target, check_hardware
 
 
-class SuiteUnavailable(Exception):
+class SuiteUnavailable(Unavailable):
     """The suite cannot run in this setting (no model, target not supported): a skip."""
 
 
-class ConfigProblem(Exception):
-    """The suite's configuration is wrong for the installed engine (e.g. an unknown flag)."""
+class ConfigProblem(ConfigError):
+    """The suite's configuration is wrong for the installed engine (e.g. an unknown flag).
+    Found only once a server is prepared, so it fails the test rather than the run."""
 
 
 class EffectiveConfigMismatch(ConfigProblem):
@@ -116,10 +118,12 @@ class ServerPool:
                     engine: str) -> str:
         if self.settings.model_path is not None:
             return str(self.settings.model_path)
-        if model.path_env and os.environ.get(model.path_env):
-            path = Path(os.environ[model.path_env]).expanduser()
+        found = env_lookup(model.path_env, old_env_name(model.path_env)) if model.path_env \
+            else None
+        if found is not None:
+            path = Path(found[1]).expanduser()
             if not path.is_dir():
-                raise ConfigProblem(f"${model.path_env}={path} is not a directory "
+                raise ConfigProblem(f"${found[0]}={path} is not a directory "
                                     f"(suite {suite.name}, model {model.id})")
             return str(path)
         if model.path:
@@ -381,7 +385,6 @@ class ServerPool:
                                       if server.log_path else ""))
             self._failed[key] = exc
             raise exc
-
 
 
 __all__ = ["ServerPool", "LLMServer", "SuiteUnavailable", "ConfigProblem", "ServerStartError"]

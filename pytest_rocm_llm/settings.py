@@ -1,7 +1,12 @@
 """Run settings, resolved once: command line > ini > environment variable > default.
 
-Each validator raises ``pytest.UsageError`` naming the option, the bad value and what is
-accepted, before any server or provisioning work starts.
+Each validator raises ``ConfigError`` naming the option, the bad value and what is
+accepted, before any server or provisioning work starts (the plugin turns it into pytest's
+usage error). No pytest in here: ``resolve`` reads a ``pytest.Config`` only through its
+``getoption``/``getini``/``rootpath``.
+
+Environment variables are all ``PYTEST_ROCM_LLM_*``; the older ``ROCM_LLM_*`` spellings
+still work, with a DeprecationWarning naming the new one.
 """
 
 from __future__ import annotations
@@ -11,13 +16,14 @@ import os
 import re
 import shlex
 import shutil
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-import pytest
-
+from .errors import ConfigError
 from .targets import TARGETS, Target
 
 DEFAULT_START_TIMEOUT_S = 1800.0  # a 744B-parameter MoE loads for many minutes on 8 GPUs
@@ -34,6 +40,7 @@ class Option:
     help: str
     default: Any = None
     is_bool: bool = False
+    old_env: str | None = None  # the deprecated spelling of ``env``, still read
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -72,15 +79,15 @@ OPTIONS: tuple[Option, ...] = (
            False, is_bool=True),
     Option("--llm-results", "llm_results", None,
            "write one JSON file with every verdict, metric and provenance of the run"),
-    Option("--llm-data-dir", "llm_data_dir", "ROCM_LLM_DATA_DIR",
+    Option("--llm-data-dir", "llm_data_dir", "PYTEST_ROCM_LLM_DATA_DIR",
            "directory of evaluation datasets (gsm8k/test.jsonl, ...), the offline override; "
            "without it GSM8K is fetched from the Hugging Face Hub (openai/gsm8k, pinned, "
-           "sha256-checked) into the Hugging Face cache"),
-    Option("--llm-gpqa-csv", "llm_gpqa_csv", "ROCM_LLM_GPQA_CSV",
+           "sha256-checked) into the Hugging Face cache", old_env="ROCM_LLM_DATA_DIR"),
+    Option("--llm-gpqa-csv", "llm_gpqa_csv", "PYTEST_ROCM_LLM_GPQA_CSV",
            "your copy of GPQA-Diamond's CSV (not shipped: its authors ask that examples not "
-           "be published); question text never leaves it"),
-    Option("--llm-gpqa-sha256", "llm_gpqa_sha256", "ROCM_LLM_GPQA_SHA256",
-           "expected sha256 of the GPQA CSV (optional)"),
+           "be published); question text never leaves it", old_env="ROCM_LLM_GPQA_CSV"),
+    Option("--llm-gpqa-sha256", "llm_gpqa_sha256", "PYTEST_ROCM_LLM_GPQA_SHA256",
+           "expected sha256 of the GPQA CSV (optional)", old_env="ROCM_LLM_GPQA_SHA256"),
     Option("--llm-plan", None, None,
            "print each selected suite's plan (target, every profile's argv and environment, "
            "workloads, checks and floors, flag validation) and run nothing", False,
@@ -112,7 +119,40 @@ class Settings:
     gpqa_sha256: str | None = None
 
 
-def _raw(config: pytest.Config, opt: Option) -> Any:
+ENV_PREFIX = "PYTEST_ROCM_LLM_"
+
+
+def old_env_name(name: str) -> str | None:
+    """The deprecated spelling of a ``PYTEST_ROCM_LLM_*`` variable a suite declares (its
+    model's ``path_env``): the same name without ``PYTEST_``."""
+    return name.removeprefix("PYTEST_") if name.startswith(ENV_PREFIX) else None
+
+
+def env_lookup(name: str, old: str | None = None,
+               environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """(variable, value) of ``$name``, else of ``$old`` (the deprecated spelling) with a
+    DeprecationWarning naming ``name``; None when neither is set to something non-empty."""
+    environ = os.environ if environ is None else environ
+    if environ.get(name):
+        return name, environ[name]
+    if old is not None and environ.get(old):
+        warnings.warn(f"environment variable {old} is deprecated: set {name} instead",
+                      DeprecationWarning, stacklevel=3)
+        return old, environ[old]
+    return None
+
+
+class ConfigLike(Protocol):
+    """What ``resolve`` reads of a ``pytest.Config`` (so this module needs no pytest)."""
+
+    rootpath: Path
+
+    def getoption(self, name: str, default: Any = ...) -> Any: ...
+
+    def getini(self, name: str) -> Any: ...
+
+
+def _raw(config: ConfigLike, opt: Option) -> Any:
     dest = opt.flag.lstrip("-").replace("-", "_")
     value = config.getoption(dest, default=None)
     if value is not None and value is not False:
@@ -121,13 +161,14 @@ def _raw(config: pytest.Config, opt: Option) -> Any:
         ini = config.getini(opt.ini)
         if ini not in (None, "", []):
             return ini
-    if opt.env is not None and os.environ.get(opt.env):
-        return os.environ[opt.env]
+    found = env_lookup(opt.env, opt.old_env) if opt.env is not None else None
+    if found is not None:
+        return found[1]
     return opt.default
 
 
-def _bad(flag: str, value: Any, accepted: str) -> pytest.UsageError:
-    return pytest.UsageError(f"{flag}: invalid value {value!r}; {accepted}")
+def _bad(flag: str, value: Any, accepted: str) -> ConfigError:
+    return ConfigError(f"{flag}: invalid value {value!r}; {accepted}")
 
 
 def parse_target(value: Any) -> Target | None:
@@ -178,7 +219,7 @@ def parse_host(value: Any) -> str:
 
 def parse_engine(python: Any, cmd: Any) -> tuple[str, ...] | None:
     if python and cmd:
-        raise pytest.UsageError(
+        raise ConfigError(
             "--llm-engine-python and --llm-engine-cmd both given; pass one: the interpreter "
             "of the engine environment, or a command prefix that runs it"
         )
@@ -267,8 +308,14 @@ def parse_sha256(value: Any) -> str | None:
     return text
 
 
-def resolve(config: pytest.Config) -> Settings:
-    raw = {opt.flag: _raw(config, opt) for opt in OPTIONS}
+def resolve(config: ConfigLike) -> Settings:
+    """The run's settings from a ``pytest.Config`` (command line > ini > environment)."""
+    return from_raw({opt.flag: _raw(config, opt) for opt in OPTIONS}, config.rootpath)
+
+
+def from_raw(raw: Mapping[str, Any], rootdir: Path) -> Settings:
+    """Validated settings from each option's raw value, keyed by flag; ConfigError on the
+    first bad one."""
     keep = raw["--llm-keep-logs"]
     log_dir = raw["--llm-log-dir"]
     return Settings(
@@ -282,13 +329,13 @@ def resolve(config: pytest.Config) -> Settings:
         host=parse_host(raw["--llm-host"]),
         cache_dir=Path(str(raw["--llm-cache-dir"])).expanduser(),
         signatures_file=parse_signatures(raw["--llm-signatures"]),
-        baselines_dir=parse_baselines_dir(raw["--llm-baselines"], config.rootpath),
+        baselines_dir=parse_baselines_dir(raw["--llm-baselines"], rootdir),
         baseline_mode=("regen" if _flag(raw["--llm-regen-all"]) else
                        "update" if _flag(raw["--llm-update-baselines"]) else "check"),
         results_path=parse_results(raw["--llm-results"]),
         container_image=str(raw["--llm-container-image"] or "") or None,
         plan=_flag(raw["--llm-plan"]),
-        data_dir=parse_data_dir(raw["--llm-data-dir"], config.rootpath),
+        data_dir=parse_data_dir(raw["--llm-data-dir"], rootdir),
         gpqa_csv=_existing("--llm-gpqa-csv", raw["--llm-gpqa-csv"], False,
                            "expected your copy of the GPQA-Diamond CSV file"),
         gpqa_sha256=parse_sha256(raw["--llm-gpqa-sha256"]),

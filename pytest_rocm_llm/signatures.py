@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import pytest
+from .errors import ConfigError
 
 BUILTIN = Path(__file__).with_name("signatures.toml")
 SEVERITIES = ("error", "warning")
@@ -48,7 +48,7 @@ def _parse(file: Path) -> list[Signature]:
     try:
         data = tomllib.loads(file.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise pytest.UsageError(f"{file}: cannot read signatures: {exc}") from None
+        raise ConfigError(f"{file}: cannot read signatures: {exc}") from None
     root = Table(data, file)
     entries = root.data.get("signature", [])
     root.raw()

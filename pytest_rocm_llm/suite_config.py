@@ -1,7 +1,7 @@
 """suite.toml: a suite as data (model, engine, server profiles, per-target overrides).
 
 Parsed with the standard library's tomllib and validated into frozen objects; any problem is a
-``pytest.UsageError`` naming the file and the dotted key.
+``ConfigError`` naming the file and the dotted key.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import pytest
-
 from .checks import Check, parse_check
 from .context_limits import check_suite as check_long_context_fits
+from .errors import ConfigError
 from .eval_config import parse_eval, profiles_of
 from .targets import TARGETS, FlagValue, Target
 from .tomlschema import Table
@@ -308,9 +307,9 @@ def load_suite(file: Path) -> Suite:
         with open(file, "rb") as fh:
             data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
-        raise pytest.UsageError(f"{file}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
     except OSError as exc:
-        raise pytest.UsageError(f"{file}: cannot read suite file: {exc.strerror}") from None
+        raise ConfigError(f"{file}: cannot read suite file: {exc.strerror}") from None
     return parse_suite(file, data)
 
 

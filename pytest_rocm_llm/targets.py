@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .errors import ConfigError
+
 FlagValue = bool | int | float | str | tuple[str, ...]
 
 
@@ -154,8 +156,9 @@ TARGETS: Mapping[str, Target] = _frozen(
 )
 
 
-class HardwareMismatch(Exception):
-    """This node is not the hardware the selected target describes."""
+class HardwareMismatch(ConfigError):
+    """This node is not the hardware the selected target describes (the wrong
+    --rocm-target for it)."""
 
 
 _GFX = re.compile(r"\bgfx[0-9a-f]{3,4}\b")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-import pytest
+from .errors import ConfigError
 
 REQUIRED: Any = object()  # default meaning 'the key must be present'
 
@@ -36,7 +36,7 @@ class Table:
 
     def fail(self, name: str | None, message: str) -> NoReturn:
         where = f"key '{self.key(name)}'" if name is not None else f"table [{self.path}]"
-        raise pytest.UsageError(f"{self.file}: {where}: {message}")
+        raise ConfigError(f"{self.file}: {where}: {message}")
 
     def _get(self, name: str, default: Any) -> Any:
         self._seen.add(name)

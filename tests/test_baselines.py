@@ -11,6 +11,7 @@ import pytest
 
 from pytest_rocm_llm import baselines
 from pytest_rocm_llm.baselines import apply_updates, load, write_atomic
+from pytest_rocm_llm.errors import ConfigError
 
 
 def entry(value: float, kind: str = "measured", tolerance: float = 0.0) -> dict:
@@ -46,11 +47,11 @@ def test_round_trip(tmp_path: Path):
 def test_broken_file_is_a_usage_error_naming_file_and_field(tmp_path: Path, text, field):
     path = tmp_path / "smoke.json"
     path.write_text(text)
-    with pytest.raises(pytest.UsageError) as info:
+    with pytest.raises(ConfigError) as info:
         load(path)
     assert str(path) in str(info.value) and field in str(info.value)
     # ... and an update does not replace it.
-    with pytest.raises(pytest.UsageError):
+    with pytest.raises(ConfigError):
         apply_updates(path, "smoke", "cpu", {"tput": entry(2.0)})
     assert path.read_text() == text
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.checks import Check, FloorMissed, PreconditionNotMet, verify
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.metrics import serving_metrics
 from pytest_rocm_llm.suite_config import parse_suite
 from pytest_rocm_llm.workload_config import Workload
@@ -124,7 +125,7 @@ source = "test"
 ])
 def test_bad_workloads_and_checks_are_usage_errors(old: str, new: str, expected: str) -> None:
     text = SUITE.replace(old, new, 1)
-    with pytest.raises(pytest.UsageError) as info:
+    with pytest.raises(ConfigError) as info:
         parse_suite(Path("suite.toml"), tomllib.loads(text))
     assert expected in str(info.value)
 
@@ -135,7 +136,7 @@ def test_saturation_floor_below_the_first_step_is_a_usage_error() -> None:
     text = SUITE.replace('kind = "fixed_rate"', 'kind = "rate_sweep"\nrates = [2.0, 3.0]\n'
                                                 'ttft_slo_s = 1').replace(
         'metric = "output_tok_s"', 'metric = "saturation_rate"')
-    with pytest.raises(pytest.UsageError) as info:
+    with pytest.raises(ConfigError) as info:
         parse_suite(Path("suite.toml"), tomllib.loads(text))
     assert ("key 'checks.c.min': a saturation floor of 1 req/s is below the sweep's first "
             "rate 2 req/s") in str(info.value)

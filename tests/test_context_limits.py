@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.context_limits import flag_tokens, model_context, profile_limit
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.suite_config import parse_suite
 from tests.conftest import SMOKE_MODEL
 
@@ -38,7 +39,7 @@ def parse(text: str):
 
 
 def usage_error(text: str) -> str:
-    with pytest.raises(pytest.UsageError) as e:
+    with pytest.raises(ConfigError) as e:
         parse(text)
     return str(e.value)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.suite_config import parse_suite
 from pytest_rocm_llm.targets import TARGETS
 
@@ -71,7 +72,7 @@ def test_evals_dispatch_and_checks_know_their_profiles():
     ("limit = 10", "limit = -1", "key 'evals.arith.limit'"),
 ])
 def test_bad_evals_are_usage_errors(old, new, expected):
-    with pytest.raises(pytest.UsageError) as info:
+    with pytest.raises(ConfigError) as info:
         parse(BASE.replace(old, new, 1))
     assert expected in str(info.value)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.evals.config import AccuracyConfig, build_items, parse_accuracy
 from pytest_rocm_llm.evals.datasets import DatasetUnavailable
 from pytest_rocm_llm.tomlschema import Table
@@ -44,7 +45,7 @@ def test_defaults_per_kind() -> None:
     ('kind = "gsm8k"\ntemperature = "0"', "evals.acc.temperature", "expected a number"),
 ])
 def test_bad_tables_name_file_and_key(text: str, key: str, message: str) -> None:
-    with pytest.raises(pytest.UsageError) as e:
+    with pytest.raises(ConfigError) as e:
         parse(text)
     assert str(e.value).startswith(f"{FILE}: key '{key}'")
     assert message in str(e.value)
@@ -54,7 +55,7 @@ def test_target_override_keeps_the_base_and_its_kind() -> None:
     base = parse('kind = "gsm8k"\nlimit = 1319\nshots = 5\nconcurrency = 64')
     cpu = parse("limit = 20\nconcurrency = 2", base)
     assert (cpu.kind, cpu.limit, cpu.shots, cpu.concurrency) == ("gsm8k", 20, 5, 2)
-    with pytest.raises(pytest.UsageError, match="cannot change the kind"):
+    with pytest.raises(ConfigError, match="cannot change the kind"):
         parse('kind = "gpqa"', base)
 
 

@@ -32,7 +32,8 @@ from pytest_rocm_llm.evals.datasets import (
 )
 from pytest_rocm_llm.evals.items import score
 
-SHARED = Path(os.environ.get("ROCM_LLM_DATA_DIR")
+# ROCM_LLM_DATA_DIR: the deprecated spelling, still what older CI scripts export
+SHARED = Path(os.environ.get("PYTEST_ROCM_LLM_DATA_DIR") or os.environ.get("ROCM_LLM_DATA_DIR")
               or Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
 TINY_HUB = HubFile("tester/tiny-gsm8k", "0123456789abcdef0123456789abcdef01234567",
                    "main/test-00000-of-00001.parquet", ("question", "answer"))
@@ -85,7 +86,7 @@ def offline(hub_cache: Path, code: str) -> dict:
     """Run ``code`` (which sets ``out``) in a child process that only has ``hub_cache``;
     a DatasetUnavailable comes back as {"unavailable": reason}."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "HUGGINGFACE_", "ROCM_LLM_"))}
+           if not k.startswith(("HF_", "HUGGINGFACE_", "ROCM_LLM_", "PYTEST_ROCM_LLM_"))}
     env.update(HF_HUB_CACHE=str(hub_cache), HF_HUB_OFFLINE="1",
                HF_ENDPOINT="http://127.0.0.1:9")
     script = ("import json\nfrom pytest_rocm_llm.evals.datasets import *\n"

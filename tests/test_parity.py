@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rocm_llm.completions import Generation
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.eval_runs import EvalRuns
 from pytest_rocm_llm.evaluation import EvalResult
 from pytest_rocm_llm.parity import (
@@ -165,7 +166,7 @@ def test_parse_parity_defaults_and_override() -> None:
      "max_near_tie_ratio", "out of range"),
 ])
 def test_parse_parity_errors_name_file_and_key(data, key, words) -> None:
-    with pytest.raises(pytest.UsageError) as e:
+    with pytest.raises(ConfigError) as e:
         parse_parity("spec", table(data))
     assert f"suite.toml: key 'evals.spec.{key}'" in str(e.value) and words in str(e.value)
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.suite_config import load_suite, parse_suite
 from pytest_rocm_llm.targets import TARGETS
 from tests.conftest import SMOKE_MODEL
@@ -99,7 +100,7 @@ def test_profile_for_a_target_layers_target_suite_and_override() -> None:
     ],
 )
 def test_bad_suite_is_a_usage_error_naming_file_and_key(text: str, expected: str) -> None:
-    with pytest.raises(pytest.UsageError) as info:
+    with pytest.raises(ConfigError) as info:
         parse(text)
     message = str(info.value)
     assert message.startswith("/suites/demo/suite.toml: "), message
@@ -112,7 +113,7 @@ def test_any_unknown_top_level_key_is_rejected(key: str) -> None:
     if key in data:
         return
     data[key] = {"x": 1}
-    with pytest.raises(pytest.UsageError, match=f"key '{key}': unknown key"):
+    with pytest.raises(ConfigError, match=f"key '{key}': unknown key"):
         parse_suite(Path("suite.toml"), data)
 
 
@@ -121,14 +122,14 @@ def test_any_unknown_top_level_key_is_rejected(key: str) -> None:
 def test_a_wrong_type_for_a_string_field_is_rejected(value: object) -> None:
     data = tomllib.loads(GOOD)
     data["model"]["served_name"] = value
-    with pytest.raises(pytest.UsageError, match="key 'model.served_name': expected a string"):
+    with pytest.raises(ConfigError, match="key 'model.served_name': expected a string"):
         parse_suite(Path("suite.toml"), data)
 
 
 def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
     f = tmp_path / "suite.toml"
     f.write_text("[suite\nname = 1")
-    with pytest.raises(pytest.UsageError, match=f"{f}: not valid TOML"):
+    with pytest.raises(ConfigError, match=f"{f}: not valid TOML"):
         load_suite(f)
 
 

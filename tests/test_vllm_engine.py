@@ -11,6 +11,7 @@ import pytest
 
 from pytest_rocm_llm.engines import get_engine
 from pytest_rocm_llm.engines.vllm import VLLM, counters_from_metrics
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.pool import ServerPool
 from pytest_rocm_llm.settings import Settings
 from pytest_rocm_llm.speculation import SpecCounters, between
@@ -140,12 +141,12 @@ def test_profile_engine_picks_that_engines_target_recipe() -> None:
 
 
 def test_profile_engine_errors_name_the_key() -> None:
-    with pytest.raises(pytest.UsageError, match=r"profiles\.spec\.engine.*'trt' is not a "
+    with pytest.raises(ConfigError, match=r"profiles\.spec\.engine.*'trt' is not a "
                                                 r"supported engine \(sglang, vllm\)"):
         _suite(SUITE.replace('engine = "vllm"', 'engine = "trt"'))
     # a per-target override changes flags and env, not the engine
     override = SUITE + '[targets.cpu.profiles.spec]\nengine = "sglang"\n'
-    with pytest.raises(pytest.UsageError, match=r"targets\.cpu\.profiles\.spec\.engine"):
+    with pytest.raises(ConfigError, match=r"targets\.cpu\.profiles\.spec\.engine"):
         _suite(override)
 
 

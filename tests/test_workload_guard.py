@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.workload_config import Workload
 from pytest_rocm_llm.workloads import WorkloadTimeout, _guarded
 
@@ -75,5 +76,5 @@ def test_timeout_s_is_validated() -> None:
 
     data = tomllib.loads('kind = "single_stream"\ninput_tokens = 8\noutput_tokens = 2\n'
                         'requests = 1\ntimeout_s = 0')
-    with pytest.raises(pytest.UsageError, match="key 'workloads.w.timeout_s'"):
+    with pytest.raises(ConfigError, match="key 'workloads.w.timeout_s'"):
         parse_workload("w", Table(data, Path("suite.toml"), "workloads.w"))

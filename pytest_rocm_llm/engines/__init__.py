@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ..errors import InfrastructureError
 from ..targets import FlagValue
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class FlagCheck:
     unknown: tuple[str, ...] = ()
 
 
-class EngineError(Exception):
+class EngineError(InfrastructureError):
     """The engine environment is unusable (missing, wrong version, cannot import)."""
 
 

