@@ -70,8 +70,8 @@ _name = st.builds(lambda pre, word, sep: f"{pre}{sep}{word}",
                   st.sampled_from(["api", "hf", "admin-api", "AWS_SECRET_ACCESS", "my", "db"]),
                   st.sampled_from(["key", "token", "KEY", "TOKEN", "password", "secret"]),
                   st.sampled_from(["-", "_"]))
-_value = st.text(st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="-="),
-                 min_size=MIN_TEXT_SECRET, max_size=24).filter(lambda v: not v.startswith("-"))
+_value = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=MIN_TEXT_SECRET,
+                 max_size=24).filter(lambda v: not v.startswith("-"))
 
 
 @given(flags=st.lists(st.tuples(_name, _value, st.booleans()), min_size=1, max_size=4),
@@ -82,13 +82,22 @@ def test_no_planted_secret_survives(flags, env, filler) -> None:
     argv = ["python", "-m", "sglang.launch_server", *filler]
     for name, value, joined in flags:
         argv += [f"--{name}={value}"] if joined else [f"--{name}", value]
-    planted = {v for _, v, _ in flags} | set(env.values())
+    shown_argv = redact_argv(argv)
+    # Every planted value's own word is masked, whatever else the line holds.
+    for i, word in enumerate(argv):
+        if any(word == f"--{n}={v}" for n, v, _ in flags):
+            assert shown_argv[i] == word.partition("=")[0] + "=" + MASK
+        elif (i and argv[i - 1].startswith("--") and "=" not in argv[i - 1]
+              and is_secret_name(argv[i - 1])):
+            assert shown_argv[i] == MASK
+    assert all(v == MASK for v in redact_env(env).values())
+    # In free text, every planted value is gone, wherever it appears.
     secrets = secret_values(argv, env)
-    shown = " ".join(redact_argv(argv)) + "\n" + json.dumps(redact_env(env))
-    log = f"$ {' '.join(argv)}\nserver_args={env!r}\n"
-    for value in planted:
-        assert value not in shown
-        assert value not in redact_text(log, secrets)
+    texts = [" ".join(shown_argv) + "\n" + json.dumps(redact_env(env)),
+             f"$ {' '.join(argv)}\nserver_args={env!r}\n"]
+    for value in {v for _, v, _ in flags} | set(env.values()):
+        for text in texts:
+            assert value not in redact_text(text, secrets)
 
 
 # --- end to end: a secret planted in a suite profile ----------------------------------------
