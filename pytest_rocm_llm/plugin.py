@@ -18,10 +18,10 @@ import pytest
 from . import settings as settings_mod
 from .collector import VERDICT_PROPERTY, WORKEROUTPUT_KEY, RunCollector
 from .diagnosis import diagnosis, infrastructure_errors, infrastructure_failure
-from .errors import ConfigError
+from .errors import ConfigError, Unavailable
 from .judge import BaselineCache
 from .ordering import group_by_profile, last_uses
-from .pool import ConfigProblem, LLMServer, ServerPool, SuiteUnavailable
+from .pool import ConfigProblem, LLMServer, ServerPool
 from .progress import progress_writer
 from .suite_config import Suite, find_suite_file, load_suite
 from .targets import HardwareMismatch, Target, check_hardware
@@ -338,7 +338,7 @@ def llm_servers(llm_pool: ServerPool, llm_suite: Suite, llm_target: Target,
         name = profile or llm_suite.default_profile
         try:
             return llm_pool.get(llm_suite, name)
-        except SuiteUnavailable as exc:
+        except Unavailable as exc:  # pool.SuiteUnavailable: no model, another target
             skip_reason, failure = str(exc), None
         except ConfigProblem as exc:
             skip_reason, failure = None, str(exc)
