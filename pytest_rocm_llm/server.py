@@ -123,7 +123,8 @@ class ServerProcess:
         env.update(spec.env)
         _LOG_SECRETS.setdefault(spec.log_path, set()).update(spec.secrets)
         with open(spec.log_path, "ab") as log:
-            log.write(f"$ {' '.join(redact_argv(spec.argv))}\n".encode())
+            header = redact_text(" ".join(redact_argv(spec.argv)), spec.secrets)
+            log.write(f"$ {header}\n".encode())
             log.flush()
             try:
                 self.proc = subprocess.Popen(
