@@ -19,11 +19,16 @@ from .records import records_to_csv
 from .server import ServerError, log_tail
 from .targets import Target
 from .workload_config import Workload
-from .workloads import WorkloadResult, WorkloadTimeout, run_workload
+from .workloads import WorkloadResult, WorkloadStalled, WorkloadTimeout, run_workload
 
 
 class WorkloadTimedOut(ServerError):
     """A workload exceeded its ``timeout_s``: an infrastructure failure with the log tail."""
+
+
+class ServerHung(ServerError):
+    """Requests in flight received no token for the workload's ``stall_timeout_s``: an
+    infrastructure failure with the log tail (a hang may leave no traceback: sglang#33978)."""
 
 
 @dataclass
@@ -70,6 +75,10 @@ class WorkloadRuns:
             # A server that dies mid-run ends the run at once (ServerDied with its log tail).
             result = run_workload(server.base_url, server.served_model_name, vocab, w,
                                   self.progress, watch=server.check_alive)
+        except WorkloadStalled as exc:
+            log = server.log_path
+            raise ServerHung(f"{suite}/{w.name} on {server.profile}: server hung: {exc}", log,
+                             log_tail(log) if log else "") from None
         except WorkloadTimeout as exc:
             log = server.log_path
             raise WorkloadTimedOut(f"{suite}/{w.name} on {server.profile}: {exc} (the server hangs, or "

@@ -53,9 +53,47 @@ def _finish(meta_finish: Any) -> str | None:
     return None if meta_finish is None else str(meta_finish)
 
 
+class TokenClock:
+    """Token progress across a workload's requests, for the stall watchdog: how long requests
+    have been in flight since any of them last received a token.
+
+    The streams store one timestamp per token-bearing chunk (``last_token``) and nothing
+    else; the accounting runs at each request's start and end and at each watchdog poll.
+    Only in-flight time counts, so a pause between requests is not a stall, while requests
+    that each time out without a token add up (a hung server behind per-request timeouts).
+    """
+
+    __slots__ = ("last_token", "in_flight", "_mark", "_stalled_s")
+
+    def __init__(self, now: float) -> None:
+        self.last_token = now
+        self.in_flight = 0
+        self._mark = now
+        self._stalled_s = 0.0
+
+    def stalled_s(self, now: float) -> float:
+        """In-flight seconds without a token, up to ``now`` (perf_counter)."""
+        if self.last_token > self._mark:
+            self._stalled_s, self._mark = 0.0, self.last_token
+        if self.in_flight and now > self._mark:
+            self._stalled_s += now - self._mark
+        self._mark = max(self._mark, now)
+        return self._stalled_s
+
+    def begin(self) -> None:
+        self.stalled_s(time.perf_counter())
+        self.in_flight += 1
+
+    def end(self) -> None:
+        self.stalled_s(time.perf_counter())
+        self.in_flight -= 1
+
+
 async def stream_request(client: httpx.AsyncClient, api: str, path: str, body: dict[str, Any],
-                         record: RequestRecord, t0: float) -> RequestRecord:
-    """Send one request and fill ``record`` as chunks arrive. ``t0``: workload start."""
+                         record: RequestRecord, t0: float,
+                         clock: TokenClock | None = None) -> RequestRecord:
+    """Send one request and fill ``record`` as chunks arrive. ``t0``: workload start;
+    ``clock``: told when a token arrives."""
     start = time.perf_counter()
     record.send_s = start - t0
     last = start
@@ -93,6 +131,8 @@ async def stream_request(client: httpx.AsyncClient, api: str, path: str, body: d
                         record.chunk_gaps.append((now - last, new))
                     tokens += new
                     last = now
+                    if clock is not None:
+                        clock.last_token = now
     except httpx.HTTPError as exc:
         record.error = f"{type(exc).__name__}: {exc}"[:300]
         return record

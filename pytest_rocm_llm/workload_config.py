@@ -35,6 +35,9 @@ class Workload:
     # Bound on the whole run (warm-up included); None: unbounded. A run that exceeds it is
     # an infrastructure failure (a hung server), not a slow verdict.
     timeout_s: float | None = None
+    # No token from any in-flight request for this long: the server hangs (a named
+    # infrastructure failure with the log tail), however long timeout_s still runs.
+    stall_timeout_s: float | None = 120.0
     description: str = ""
 
     @property
@@ -82,6 +85,8 @@ def parse_workload(name: str, t: Table, base: Workload | None = None) -> Workloa
                                    minimum=0, exclusive_minimum=True, maximum=86400),
         timeout_s=t.number("timeout_s", d("timeout_s", None), minimum=0,
                            exclusive_minimum=True, maximum=7 * 86400),
+        stall_timeout_s=t.number("stall_timeout_s", d("stall_timeout_s", 120.0), minimum=0,
+                                 exclusive_minimum=True, maximum=86400),
         description=t.string("description", d("description", "")),
     )
     if w.api not in APIS[:2]:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,7 +26,7 @@ from .checks import judge_step
 from .metrics import serving_metrics
 from .prompts import Vocabulary, poisson_schedule, shared_prefix_prompts
 from .records import RequestRecord
-from .streaming import build_payload, stream_request
+from .streaming import TokenClock, build_payload, stream_request
 from .workload_config import Workload
 
 
@@ -62,17 +63,29 @@ def _client(base_url: str, w: Workload, concurrency: int,
                              timeout=httpx.Timeout(w.request_timeout_s, connect=10.0))
 
 
+# The guard's token clock, seen by every request of the run it guards (a context variable:
+# the runners and their step functions keep their signatures).
+_CLOCK: contextvars.ContextVar[TokenClock | None] = contextvars.ContextVar("token_clock",
+                                                                          default=None)
+
+
 async def _one(client: httpx.AsyncClient, w: Workload, model: str, prompt: list[int],
                index: int, t0: float) -> RequestRecord:
     path, body = build_payload(w.api, prompt, w.output_tokens, model)
     rec = RequestRecord(index=index, send_s=0.0, expected_output_tokens=w.output_tokens,
                         expected_prompt_tokens=len(prompt))
+    clock = _CLOCK.get()
+    if clock is not None:
+        clock.begin()
     try:
-        return await asyncio.wait_for(stream_request(client, w.api, path, body, rec, t0),
+        return await asyncio.wait_for(stream_request(client, w.api, path, body, rec, t0, clock),
                                       timeout=w.request_timeout_s)
     except TimeoutError:
         rec.error = f"request timed out after {w.request_timeout_s:.0f} s"
         return rec
+    finally:
+        if clock is not None:
+            clock.end()
 
 
 async def run_single_stream(base_url: str, model: str, vocab: Vocabulary, w: Workload,
@@ -175,12 +188,22 @@ class WorkloadTimeout(TimeoutError):
     """The whole run exceeded the workload's ``timeout_s`` (the server hangs)."""
 
 
+class WorkloadStalled(TimeoutError):
+    """Requests were in flight for ``stall_timeout_s`` without a token (the server hangs)."""
+
+
 async def _guarded(w: Workload, runner: Any, watch: Callable[[], None] | None,
                    poll_s: float) -> WorkloadResult:
-    """Run ``runner`` while polling ``watch`` (raises when the server is gone) and the
-    workload's time bound: a dead or hung server ends the run at once, instead of after
-    every remaining scheduled request has failed against it."""
-    task = asyncio.ensure_future(runner)
+    """Run ``runner`` while polling ``watch`` (raises when the server is gone), token
+    progress and the workload's time bound: a dead or hung server ends the run at once,
+    instead of after every remaining scheduled request has failed against it. ``runner``
+    must be a coroutine not yet started: its requests report to this guard's token clock."""
+    clock = TokenClock(time.perf_counter())
+    token = _CLOCK.set(clock)
+    try:
+        task = asyncio.ensure_future(runner)  # the task copies the context: it sees the clock
+    finally:
+        _CLOCK.reset(token)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + w.timeout_s if w.timeout_s else None
     try:
@@ -190,6 +213,13 @@ async def _guarded(w: Workload, runner: Any, watch: Callable[[], None] | None,
                 return task.result()
             if watch is not None:
                 watch()
+            stalled = clock.stalled_s(time.perf_counter())
+            if w.stall_timeout_s is not None and stalled >= w.stall_timeout_s:
+                n = clock.in_flight
+                raise WorkloadStalled(
+                    f"workload {w.name}: no token progress for {stalled:.1f} s with {n} "
+                    f"request{'s' if n != 1 else ''} in flight "
+                    f"(stall_timeout_s = {w.stall_timeout_s:g} s)")
             if deadline is not None and loop.time() > deadline:
                 raise WorkloadTimeout(f"workload {w.name} did not finish within its "
                                       f"timeout_s = {w.timeout_s:g} s")
