@@ -90,8 +90,17 @@ def check_suite(suite: Suite) -> None:
                 f"length {max(over)} does not fit profile {profile!r} on target {tname}: "
                 f"{max(over)} prompt tokens + max_tokens {config.max_tokens} exceed its "
                 f"{flag} of {tokens} ({engine}); use lengths of at most {fits}, or raise "
-                f"{flag} in [profiles.{profile}.flags] (within the model's trained "
-                f"context, config.json max_position_embeddings)"))
+                f"{flag} in {_flag_table(suite, tname, profile, flag)} (within the model's "
+                "trained context, config.json max_position_embeddings)"))
+
+
+def _flag_table(suite: Suite, target: str, profile: str, flag: str) -> str:
+    """Where raising ``flag`` takes effect: a target's override wins over the profile, which
+    wins over the target's own engine defaults (the CPU reference's max-total-tokens)."""
+    override = suite.target_profiles.get(target, {}).get(profile)
+    if override is not None and flag in override.flags:
+        return f"[targets.{target}.profiles.{profile}.flags]"
+    return f"[profiles.{profile}.flags]"
 
 
 def model_context(model_dir: str | Path) -> tuple[str, int] | None:

@@ -82,6 +82,8 @@ def test_a_target_override_of_the_profile_flags_is_checked_on_that_target() -> N
         '\n[targets.cpu.profiles.reference]\nflags = { "context-length" = 2048 }\n')
     err = usage_error(text)
     assert "key 'evals.long.lengths': length 4096" in err and "on target cpu" in err
+    # raising it in the profile would not help: the override wins
+    assert "raise context-length in [targets.cpu.profiles.reference.flags]" in err
     assert parse(text.replace('targets = ["cpu", "mi355x"]', 'targets = ["mi355x"]'))
 
 
@@ -96,6 +98,7 @@ def test_the_kv_pool_of_the_cpu_target_is_a_limit_too() -> None:
         "[512, 1024]", "[100000]")
     err = usage_error(text)
     assert "on target cpu" in err and "max-total-tokens of 65536" in err
+    assert "raise max-total-tokens in [profiles.reference.flags]" in err
     assert parse(text.replace('targets = ["cpu", "mi355x"]', 'targets = ["mi355x"]'))
 
 
