@@ -96,11 +96,11 @@ class Mismatch:
         return self.reported or self.required
 
     def describe(self) -> str:
-        asked = _show(self.asked)
+        head = f"--{self.flag}{_show(self.asked)} -> {self.field}"
         if self.reported:
-            return f"--{self.flag}{asked} -> {self.field} {_show_got(self.got)} (dropped or overridden)"
+            return f"{head} {_show_got(self.got)} (dropped or overridden)"
         why = "required for this check" if self.required else "not verified"
-        return f"--{self.flag}{asked} -> {self.field} not reported ({why})"
+        return f"{head} not reported ({why})"
 
 
 def _show(value: FlagValue) -> str:
