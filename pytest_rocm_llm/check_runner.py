@@ -161,6 +161,7 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
                    servers: Callable[[str | None], LLMServer], evals: EvalRuns) -> float | None:
     from .eval_config import profiles_of
     from .eval_runs import EvalUnavailable
+    from .pool import ConfigProblem
 
     assert check.eval is not None
     config = ctx.suite.eval_for(check.eval, ctx.target)
@@ -169,6 +170,8 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
         result = evals.get(ctx.suite.name, config, servers)
     except EvalUnavailable as exc:
         pytest.skip(f"{check.name}: {exc}")
+    except ConfigProblem as exc:  # e.g. a length the served context cannot hold
+        pytest.fail(f"{check.name}: {exc}", pytrace=False)
     except ctx.infra_errors as exc:
         infrastructure(request, ctx, check, profile, "correctness", exc)
         raise  # unreachable: pytest.fail raised

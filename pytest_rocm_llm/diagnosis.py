@@ -19,12 +19,9 @@ def diagnosis(signatures_file: Path | None, logs: list[Path | None]) -> str:
 
 
 def infrastructure_errors() -> tuple[type[Exception], ...]:
-    from .engines import EngineError
-    from .prompts import TokenizerUnavailable
-    from .reference.provision import ProvisionError
-    from .server import ServerError
+    from .errors import InfrastructureError
 
-    return (ServerError, EngineError, ProvisionError, TokenizerUnavailable, OSError)
+    return (InfrastructureError, OSError)
 
 
 def infrastructure_failure(signatures_file: Path | None, exc: Exception) -> str:

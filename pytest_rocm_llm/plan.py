@@ -20,6 +20,7 @@ from typing import Any
 from pathlib import Path
 
 from .engines import EngineError, FlagCheck, flags_to_argv, get_engine
+from .settings import env_lookup, old_env_name
 from .pool import ServerPool, SuiteUnavailable
 from .redact import redact_argv, redact_env, redact_text, secret_values
 from .settings import Settings
@@ -63,8 +64,10 @@ def model_path(suite: Suite, target: Target, settings: Settings,
     model = suite.model_for(target)
     if settings.model_path is not None:
         return str(settings.model_path)
-    if model.path_env and environ.get(model.path_env):
-        return str(Path(environ[model.path_env]).expanduser())
+    found = (env_lookup(model.path_env, old_env_name(model.path_env), environ)
+             if model.path_env else None)
+    if found is not None:
+        return str(Path(found[1]).expanduser())
     if model.path:
         path = Path(model.path).expanduser()
         return str(path if path.is_absolute() else suite.directory / path)

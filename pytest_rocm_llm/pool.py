@@ -21,6 +21,7 @@ import httpx
 from .engines import EngineError, flags_to_argv, get_engine
 from .errors import ConfigError, Unavailable
 from .phases import PhaseLog
+from .redact import redact_text, secret_values
 from .ports import claim_port, release_port
 from .server import LaunchSpec, ServerDied, ServerError, ServerProcess, ServerStartError
 from .settings import Settings, env_lookup, old_env_name
@@ -216,7 +217,11 @@ class ServerPool:
                                                  env=self.server_env(suite, names[0]))
         bad = [c for c in checks if not c.ok]
         if bad:
-            lines = [f"  profile {c.profile!r}: {c.message}" for c in bad]
+            # A parser's message may quote a flag's value, credentials included.
+            lines = [f"  profile {c.profile!r}: "
+                     + redact_text(c.message, secret_values(argvs[c.profile],
+                                                            self.server_env(suite, c.profile)))
+                     for c in bad]
             names = sorted({f for c in bad for f in c.unknown})
             head = (f"{suite.file}: {engine_name} {version} rejects flags "
                     + (f"{', '.join(names)} " if names else "")

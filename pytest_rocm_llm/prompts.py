@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import InfrastructureError
 
-class TokenizerUnavailable(Exception):
+
+class TokenizerUnavailable(InfrastructureError):
     pass
 
 

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import InfrastructureError
+
 import httpx
 
 from .guardian import group_members
@@ -26,7 +28,7 @@ from .redact import redact_argv, redact_text, secret_values
 TAIL_LINES = 50
 
 
-class ServerError(Exception):
+class ServerError(InfrastructureError):
     """The server could not be started or is no longer serving (an infrastructure failure,
     never a verdict about the build's speed or accuracy)."""
 

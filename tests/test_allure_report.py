@@ -161,9 +161,7 @@ def dom_text(chromium: str, url: str, profile: Path) -> str:
 def test_html_report_as_a_person_sees_it(report_run, tmp_path: Path):
     tools = report_tools()
     if tools is None:
-        # ROCM_LLM_REQUIRE_REPORT_TOOLS: the deprecated spelling .ci/run still exports
-        if (os.environ.get("PYTEST_ROCM_LLM_REQUIRE_REPORT_TOOLS")
-                or os.environ.get("ROCM_LLM_REQUIRE_REPORT_TOOLS")):
+        if os.environ.get("PYTEST_ROCM_LLM_REQUIRE_REPORT_TOOLS"):
             pytest.fail("allure (npm: allure@3) and chromium (Debian: chromium) are required")
         pytest.skip("needs the allure CLI (npm i allure@3) and Debian's chromium; "
                     ".ci/run installs both")

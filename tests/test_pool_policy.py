@@ -67,6 +67,8 @@ def test_pool_runs_at_most_max_servers(tmp_path: Path, monkeypatch: pytest.Monke
     messages: list[str] = []
     pool = ServerPool(settings, tmp_path, messages.append)
     monkeypatch.setattr(pool, "_prepare_suite", lambda s, engine: None)
+    # no server answers /server_info here: the launch policy is what is under test
+    monkeypatch.setattr(pool, "_verify_effective", lambda s, p, srv: None)
     monkeypatch.setattr(pool, "_launch", lambda s, p, st: LLMServer(
         s.name, p, "http://x", "sglang", "m", "/m", (), {}, "0", FakeProcess(), None))
     launched = [pool.get(suite, p) for p in ("reference", "spec", "throughput")]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import Unavailable
 from ..evaluation import EvalResult
 from .config import AccuracyConfig
 from .stats import stderr
@@ -40,7 +41,7 @@ from .stats import stderr
 SUCCESS = 1.0 - 1e-6  # tau2 counts a simulation as solved when its reward is 1 (float)
 
 
-class Tau2Unavailable(Exception):
+class Tau2Unavailable(Unavailable):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
