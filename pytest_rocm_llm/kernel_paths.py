@@ -12,6 +12,7 @@ Triton MoE config lookup) and aiter's (``[fused_moe]`` and tuned-GEMM lookups).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from .signatures import load
@@ -95,3 +96,31 @@ def kernel_paths(text: str) -> dict[str, Any]:
         "tuned_config_hits": len(hits),
         "tuned_config_misses": len(missed),
     }
+
+
+# Counts depend on which shapes ran before the evidence was read; only starting or stopping
+# to hit (or miss) the tuned tables is a change of path. Labels are the note's words.
+_COUNTS = {"tuned_config_hits": "tuned-config hits", "tuned_config_misses": "tuned-config misses"}
+
+
+def _shown(value: Any) -> str:
+    return ", ".join(value) if isinstance(value, list) else str(value)
+
+
+def kernel_path_note(baseline: Mapping[str, Any], run: Mapping[str, Any]) -> str | None:
+    """What changed between the kernel paths of a baseline's provenance and a run's, as one
+    line; None when nothing comparable differs. Only keys both logs showed count: a missing
+    or None field is absent evidence, not a change. A note, never a verdict: the gate judges
+    the numbers, this says which path they were taken on."""
+    old, new = baseline.get("kernel_paths") or {}, run.get("kernel_paths") or {}
+    changes = []
+    for key, was in old.items():
+        now = new.get(key)
+        if was is None or now is None or was == now:
+            continue
+        if key in _COUNTS:
+            if (was == 0) != (now == 0):
+                changes.append(f"{_COUNTS[key]} {was} -> {now}")
+        else:
+            changes.append(f"{key} {_shown(was) or 'none'} -> {_shown(now) or 'none'}")
+    return "kernel path changed since the baseline: " + "; ".join(changes) if changes else None

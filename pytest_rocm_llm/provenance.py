@@ -1,4 +1,5 @@
-"""Where a measurement came from: engine, flags, model, ROCm stack, image, host, date, commit.
+"""Where a measurement came from: engine, flags, model, ROCm stack, image, host, date, commit,
+and the kernel paths the server's log shows (attention, MoE, all-reduce, tuned-config hits).
 
 The ROCm, driver and aiter versions are read inside the engine's own environment (through
 its interpreter or command prefix, so a container's stack is what is recorded), once per
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .kernel_paths import kernel_paths
 from .redact import redact_argv
 from .verdicts import flags_digest
 
@@ -73,6 +75,26 @@ def suite_commit(directory: Path) -> str | None:
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+# One read per server log (its path names the profile and port, so a relaunch is a new key):
+# the evidence is fixed at the profile's first verdict, and a log that grows for hours is
+# not re-read for each check that follows.
+_KERNEL_PATHS: dict[Path, dict[str, Any]] = {}
+
+
+def server_kernel_paths(log_path: Path | None) -> dict[str, Any] | None:
+    """The kernel paths a server's log shows; None for a server without a readable log (an
+    attached endpoint, a log already removed)."""
+    if log_path is None:
+        return None
+    if log_path not in _KERNEL_PATHS:
+        try:
+            text = log_path.read_text(errors="replace")
+        except OSError:
+            return None
+        _KERNEL_PATHS[log_path] = kernel_paths(text)
+    return {k: list(v) if isinstance(v, list) else v for k, v in _KERNEL_PATHS[log_path].items()}
+
+
 def engine_prefix(argv: Sequence[str]) -> tuple[str, ...]:
     """The interpreter / command prefix of a launch command line (what precedes ``-m``)."""
     argv = list(argv)
@@ -81,9 +103,10 @@ def engine_prefix(argv: Sequence[str]) -> tuple[str, ...]:
 
 def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], model: str,
             launch_argv: Sequence[str], suite_dir: Path, container_image: str | None,
-            local: bool) -> dict[str, Any]:
+            local: bool, log_path: Path | None = None) -> dict[str, Any]:
     """A measured entry's provenance. ``local``: the server was launched here (not attached),
-    so its environment can be probed."""
+    so its environment can be probed; ``log_path``: the server's log, read for the kernel
+    paths it ran."""
     stack = stack_versions(engine_prefix(launch_argv)) if local else {}
     return {
         "kind": "measured",
@@ -101,4 +124,5 @@ def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], mo
         "container_image": container_image,
         "host": socket.gethostname(),
         "suite_commit": suite_commit(suite_dir),
+        "kernel_paths": server_kernel_paths(log_path),
     }
