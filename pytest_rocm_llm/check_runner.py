@@ -18,7 +18,7 @@ import pytest
 from . import allure_report
 from .collector import VERDICT_PROPERTY, RunCollector
 from .judge import (BaselineCache, Outcome, base_verdict, judge_eval, judge_workload,
-                    profile_argv)
+                    profile_argv, unjudged_verdict)
 from .provenance import collect
 from .redact import redact_argv, redact_env, redact_text, secret_values
 from .verdicts import Mode, Verdict
@@ -181,3 +181,26 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
                          ctx.mode, provenance_of(ctx, server), request.node.nodeid, artifacts)
     return finish(request, ctx, outcome,
                   lambda: server_attachments(server) + eval_attachments(result))
+
+
+def record_unjudged(item: pytest.Item, report: pytest.TestReport, excinfo: Any,
+                    suite: Suite, target: Target) -> None:
+    """A check's test that skipped or failed before recording a verdict (a fixture's skip in
+    setup, missing data, a server that never came up) gets a not-judged row with the reason,
+    on the report so it reaches the xdist controller like any other row. Deselected tests
+    never run, so they get none."""
+    if report.when == "teardown" or report.passed or hasattr(report, "wasxfail"):
+        return
+    if target.name not in suite.targets:
+        return  # not declared for this target: the suite's skip says so, no row is owed
+    check = getattr(item, "callspec", None) and item.callspec.params.get("llm_check")
+    if check is None or any(name == VERDICT_PROPERTY for name, _ in item.user_properties):
+        return
+    text = ((str(excinfo.value) or type(excinfo.value).__name__) if excinfo is not None
+            else report.longreprtext)
+    text = text.removeprefix(f"{check.name}: ")
+    reason = f"{'skipped' if report.skipped else 'failed before judging'}: {text}"
+    row = (VERDICT_PROPERTY, unjudged_verdict(check, suite, target, item.nodeid,
+                                              reason).to_json())
+    item.user_properties.append(row)
+    report.user_properties.append(row)

@@ -104,6 +104,17 @@ def base_verdict(check: Check, suite: Suite, target: Target, profile: str, featu
                    nodeid=nodeid, artifacts=dict(artifacts))
 
 
+def unjudged_verdict(check: Check, suite: Suite, target: Target, nodeid: str,
+                     reason: str) -> Verdict:
+    """The row of a check whose test stopped before its value existed (skipped, or failed
+    with no verdict of its own): declared checks are never silently absent."""
+    feature = "correctness" if check.eval is not None else "performance"
+    base = base_verdict(check, suite, target, suite.check_profile(check, target), feature,
+                        nodeid, check.workload, {})
+    return Verdict(**{**base.to_json(), "status": "not-judged", "message": reason,
+                      "references": ()})
+
+
 def profile_argv(suite: Suite, target: Target, profile: str) -> list[str]:
     """The profile's engine flags as launched (no host, port or model path: those vary)."""
     return flags_to_argv(suite.profile_for(profile, target).flags)

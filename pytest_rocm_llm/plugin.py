@@ -34,6 +34,7 @@ EVALS_KEY = pytest.StashKey["EvalRuns"]()
 COLLECTOR_KEY = pytest.StashKey[RunCollector]()
 BASELINES_KEY = pytest.StashKey[BaselineCache]()
 STOP_AFTER_KEY = pytest.StashKey[list[tuple[str, str]]]()
+UNJUDGED_KEY = pytest.StashKey[str]()  # why the run fails for checks never judged
 
 if TYPE_CHECKING:
     from .checks import Check
@@ -107,7 +108,8 @@ class _VerdictRecorder:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
+        # A setup that did not pass is the test's last report with rows (no call follows).
+        if report.when != "call" and not (report.when == "setup" and not report.passed):
             return
         from .verdicts import Verdict
 
@@ -208,7 +210,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         if item.nodeid in stops:
             item.stash[STOP_AFTER_KEY] = stops[item.nodeid]
-    if s.endpoint is not None or config.option.collectonly:
+    if config.option.collectonly:
+        return
+    _preflight(config, session.items, s)
+    if s.endpoint is not None:
         return
     try:
         check_hardware(s.target, s.engine_prefix or ())
@@ -216,14 +221,36 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
+def _preflight(config: pytest.Config, items: list[pytest.Item],
+               s: settings_mod.Settings) -> None:
+    """Baselines, data and tools, before the first launch (see preflight.preflight)."""
+    from .preflight import preflight
+
+    assert s.target is not None
+    suites = {x.name: x for item in items if (x := item.stash.get(SUITE_KEY, None))}
+    checks = [(item.stash[SUITE_KEY], item.callspec.params["llm_check"]) for item in items
+              if SUITE_KEY in item.stash and "llm_check" in getattr(
+                  getattr(item, "callspec", None), "params", {})]
+    with usage_errors():
+        notices = preflight(suites.values(), checks, s.target, s, config.stash[BASELINES_KEY])
+    for line in notices:
+        progress_writer(config)(line)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Iterator[None]:
     """A failed check in a suite gets the known failure signatures of its servers' logs
-    (e.g. an untuned MoE fallback next to a throughput shortfall)."""
+    (e.g. an untuned MoE fallback next to a throughput shortfall); a check that never got
+    to a verdict gets a not-judged row."""
     report = yield
     pool = item.config.stash.get(POOL_KEY, None)
     suite = item.stash.get(SUITE_KEY, None)
+    target = item.config.stash[SETTINGS_KEY].target
+    if suite is not None and target is not None:
+        from .check_runner import record_unjudged
+
+        record_unjudged(item, report, call.excinfo, suite, target)
     if report.failed and report.when == "call" and pool is not None and suite is not None:
         logs = [s.log_path for s in pool.running if s.suite == suite.name]
         found = diagnosis(item.config.stash[SETTINGS_KEY].signatures_file, logs)
@@ -263,7 +290,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     collector.flush()  # only the controller writes baselines
     from .run_outputs import write_run_outputs
 
-    write_run_outputs(config, config.stash[SETTINGS_KEY], collector)
+    s = config.stash[SETTINGS_KEY]
+    write_run_outputs(config, s, collector)
+    from .verdicts import unjudged_failure
+
+    failure = s.target and unjudged_failure(s.target, collector.verdicts, s.allow_unjudged)
+    if failure:
+        config.stash[UNJUDGED_KEY] = failure
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl
@@ -273,6 +308,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
 
     write_summary(terminalreporter, config.stash[COLLECTOR_KEY], config.stash.get(RUNS_KEY, None),
                   config.stash[SETTINGS_KEY].target)
+    if UNJUDGED_KEY in config.stash:
+        terminalreporter.write_line(config.stash[UNJUDGED_KEY], red=True)
 
 
 @pytest.hookimpl

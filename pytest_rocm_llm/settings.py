@@ -92,6 +92,9 @@ OPTIONS: tuple[Option, ...] = (
            "print each selected suite's plan (target, every profile's argv and environment, "
            "workloads, checks and floors, flag validation) and run nothing", False,
            is_bool=True),
+    Option("--llm-allow-unjudged", "llm_allow_unjudged", None,
+           "let a GPU run pass with declared checks that were not judged (skipped: no model, "
+           "data or tool); they are still listed as NOT JUDGED", False, is_bool=True),
     Option("--llm-container-image", "llm_container_image", "PYTEST_ROCM_LLM_CONTAINER_IMAGE",
            "container image (name@digest) the engine runs in, recorded in baselines"),
 )
@@ -117,6 +120,7 @@ class Settings:
     data_dir: Path | None = None
     gpqa_csv: Path | None = None
     gpqa_sha256: str | None = None
+    allow_unjudged: bool = False
 
 
 ENV_PREFIX = "PYTEST_ROCM_LLM_"
@@ -339,4 +343,5 @@ def from_raw(raw: Mapping[str, Any], rootdir: Path) -> Settings:
         gpqa_csv=_existing("--llm-gpqa-csv", raw["--llm-gpqa-csv"], False,
                            "expected your copy of the GPQA-Diamond CSV file"),
         gpqa_sha256=parse_sha256(raw["--llm-gpqa-sha256"]),
+        allow_unjudged=_flag(raw["--llm-allow-unjudged"]),
     )

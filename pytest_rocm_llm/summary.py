@@ -18,6 +18,7 @@ HEADER = ("check", "measured", "floor", "baseline", "delta", "verdict")
 VERDICT_WORDS = {
     "pass": "PASS", "fail": "FAIL", "new": "NEW (recorded)", "updated": "UPDATED",
     "precondition": "PRECONDITION NOT MET", "infrastructure": "INFRASTRUCTURE",
+    "not-judged": "NOT JUDGED",
 }
 
 
@@ -54,6 +55,9 @@ def render(verdicts: Iterable[Verdict]) -> list[str]:
             if i == 0:
                 lines.append("  " + "-+-".join("-" * w for w in widths))
         for v in vs:
+            if v.status == "not-judged":  # under the table: a reason would stretch its column
+                lines.append(f"  {v.check}: {VERDICT_WORDS[v.status]}: "
+                             f"{(v.message or '?').splitlines()[0]}")
             for ref in v.references:
                 lines.append(f"  {v.check}: reference {ref}")
     return lines

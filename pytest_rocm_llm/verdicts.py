@@ -11,13 +11,19 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .baselines import BaselineEntry
 from .gates import Gate, GateResult, Measurement, gate_kind_for, judge
 
+if TYPE_CHECKING:
+    from .targets import Target
+
 Mode = Literal["check", "update", "regen"]
-Status = Literal["pass", "fail", "new", "updated", "precondition", "infrastructure"]
+# not-judged: the check's test ran but stopped before a value existed (a skip, or a failure
+# with no verdict of its own); the message says why.
+Status = Literal["pass", "fail", "new", "updated", "precondition", "infrastructure",
+                 "not-judged"]
 
 
 @dataclass(frozen=True)
@@ -188,3 +194,17 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
                            f"({gate_result.delta_pct or 0:+.1f}%): gate "
                            f"{gate_result.describe(spec.unit)} not met", "gate")
     return out("pass", None)
+
+
+def unjudged_failure(target: Target, verdicts: Sequence[Verdict], allow: bool) -> str | None:
+    """Why a GPU run with checks that were never judged fails (None when it does not): a
+    gate that skipped its checks has not vouched for the build. The CPU reference only
+    reports them (its data and tools are optional on a developer machine)."""
+    unjudged = [v for v in verdicts if v.status == "not-judged"]
+    if not unjudged or allow or not target.is_gpu:
+        return None
+    lines = [f"  {v.suite}/{v.check}: {v.message.splitlines()[0] if v.message else '?'}"
+             for v in unjudged]
+    return (f"{len(unjudged)} declared check(s) not judged on target {target.name}, so this "
+            "run does not pass the gate:\n" + "\n".join(lines) + "\nFix what stopped them, "
+            "or pass --llm-allow-unjudged (ini llm_allow_unjudged) to accept a partial run")
