@@ -35,6 +35,7 @@ COLLECTOR_KEY = pytest.StashKey[RunCollector]()
 BASELINES_KEY = pytest.StashKey[BaselineCache]()
 STOP_AFTER_KEY = pytest.StashKey[list[tuple[str, str]]]()
 UNJUDGED_KEY = pytest.StashKey[str]()  # why the run fails for checks never judged
+STOP_RUN_KEY = pytest.StashKey[str]()  # an xdist worker's usage error, found at collection
 
 if TYPE_CHECKING:
     from .checks import Check
@@ -212,18 +213,26 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             item.stash[STOP_AFTER_KEY] = stops[item.nodeid]
     if config.option.collectonly:
         return
-    _preflight(config, session.items, s)
-    if s.endpoint is not None:
-        return
     try:
-        check_hardware(s.target, s.engine_prefix or ())
-    except HardwareMismatch as exc:
-        raise pytest.UsageError(str(exc)) from None
+        _before_launch(config, session.items, s)
+    except pytest.UsageError as exc:
+        if not _is_worker(config):
+            raise
+        # An xdist worker's usage error reaches the controller as a bare crash: the worker
+        # stops its session with the message instead (its first test fails with it before
+        # any fixture runs; the controller reports "Interrupted: <message>").
+        config.stash[STOP_RUN_KEY] = session.shouldstop = str(exc)
 
 
-def _preflight(config: pytest.Config, items: list[pytest.Item],
-               s: settings_mod.Settings) -> None:
-    """Baselines, data and tools, before the first launch (see preflight.preflight)."""
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if STOP_RUN_KEY in item.config.stash:
+        pytest.fail(item.config.stash[STOP_RUN_KEY], pytrace=False)
+
+
+def _before_launch(config: pytest.Config, items: list[pytest.Item],
+                   s: settings_mod.Settings) -> None:
+    """Baselines, data and tools (see preflight.preflight), then the node's hardware."""
     from .preflight import preflight
 
     assert s.target is not None
@@ -235,6 +244,12 @@ def _preflight(config: pytest.Config, items: list[pytest.Item],
         notices = preflight(suites.values(), checks, s.target, s, config.stash[BASELINES_KEY])
     for line in notices:
         progress_writer(config)(line)
+    if s.endpoint is not None:
+        return
+    try:
+        check_hardware(s.target, s.engine_prefix or ())
+    except HardwareMismatch as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @pytest.hookimpl(wrapper=True)

@@ -204,3 +204,17 @@ def test_rows_from_setup_skips_reach_the_xdist_controller(pytester: pytest.Pytes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     [row] = json.loads((pytester.path / "results.json").read_text())["verdicts"]
     assert row["check"] == "speed" and row["status"] == "not-judged"
+
+
+def test_under_xdist_a_collection_stop_reaches_the_controller(pytester: pytest.Pytester,
+                                                               suite_dir) -> None:
+    suite_dir(SUITE.replace('[suite]\nname = "nj"', '[suite]\nname = "nj"\n'
+                            'targets = ["cpu", "mi355x"]'), {"test_nj.py": TESTS}, name="nj")
+    (pytester.path / "empty").mkdir()
+    result = _run(pytester, "-n", "2", "--llm-data-dir", "empty", "--rocm-target", "mi355x",
+                  "--llm-endpoint", "http://127.0.0.1:9", subprocess=True)
+    assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.INTERNAL_ERROR)
+    result.stdout.fnmatch_lines(["*Interrupted: these checks cannot be judged on target "
+                                 "mi355x:*"])
+    assert "INTERNALERROR" not in result.stdout.str()
+    assert not (pytester.path / "engine-ran").exists()
