@@ -60,7 +60,7 @@ def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
         profile_argv=profile_argv(ctx.suite, ctx.target, server.profile),
         model=ctx.suite.model_for(ctx.target).id, launch_argv=server.argv,
         suite_dir=ctx.suite.directory, container_image=ctx.settings.container_image,
-        local=server.process is not None)
+        local=server.process is not None, log_path=server.log_path)
 
 
 def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:

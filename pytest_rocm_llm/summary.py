@@ -60,6 +60,8 @@ def render(verdicts: Iterable[Verdict]) -> list[str]:
                              f"{(v.message or '?').splitlines()[0]}")
             for ref in v.references:
                 lines.append(f"  {v.check}: reference {ref}")
+            for note in v.notes:
+                lines.append(f"  {v.check}: note: {note}")
     return lines
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .baselines import BaselineEntry
 from .gates import Gate, GateResult, Measurement, gate_kind_for, judge
+from .kernel_paths import kernel_path_note
 
 if TYPE_CHECKING:
     from .targets import Target
@@ -52,17 +53,20 @@ class Verdict:
     model: str = ""
     nodeid: str = ""
     artifacts: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # evidence beside the verdict (a kernel path changed); never gated
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["references"] = list(self.references)
         d["artifacts"] = dict(self.artifacts)
+        d["notes"] = list(self.notes)
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Verdict:
         d = dict(d)
         d["references"] = tuple(d.get("references", ()))
+        d["notes"] = tuple(d.get("notes", ()))
         return cls(**d)
 
 
@@ -150,9 +154,11 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
     miss = floor_miss(spec, m.value)
     common = dict(measured=m.value, n=m.n, spread=m.spread, floor=floor_text(spec),
                   floor_source=spec.source, references=references(spec, m.value, reference_rows))
+    common["notes"] = ()
     if entry is not None:
+        note = kernel_path_note(entry.provenance, provenance)
         common.update(baseline=entry.measurement.value,
-                      baseline_kind=entry.provenance.get("kind"))
+                      baseline_kind=entry.provenance.get("kind"), notes=(note,) if note else ())
     write = None
     gate_result: GateResult | None = None
     if spec.gate is not None:
