@@ -64,6 +64,47 @@ class LLMServer:
             self.process.check_alive()
 
 
+def local_model_path(suite: Suite, model: ModelSpec, settings: Settings) -> str | None:
+    """The model directory the user named (option, variable, suite path), if any; a
+    variable naming no directory is a ConfigProblem. Nothing is provisioned here."""
+    if settings.model_path is not None:
+        return str(settings.model_path)
+    found = env_lookup(model.path_env, old_env_name(model.path_env)) if model.path_env \
+        else None
+    if found is not None:
+        path = Path(found[1]).expanduser()
+        if not path.is_dir():
+            raise ConfigProblem(f"${found[0]}={path} is not a directory "
+                                f"(suite {suite.name}, model {model.id})")
+        return str(path)
+    if model.path:
+        path = Path(model.path).expanduser()
+        if not path.is_absolute():
+            path = suite.directory / path
+        if path.is_dir():
+            return str(path)
+    return None
+
+
+def model_missing(model: ModelSpec) -> str:
+    hint = f"set ${model.path_env} or " if model.path_env else ""
+    return f"model {model.id} not found: {hint}pass --llm-model-path"
+
+
+def model_problem(suite: Suite, target: Target, settings: Settings) -> str | None:
+    """Why the suite's model cannot be served here, known before any launch (None: it can,
+    or the CPU reference will build it). Attach mode serves what the endpoint has."""
+    if settings.endpoint is not None or target.name not in suite.targets:
+        return None
+    model = suite.model_for(target)
+    try:
+        if local_model_path(suite, model, settings) is not None or model.reference:
+            return None
+    except ConfigProblem as exc:
+        return str(exc)
+    return model_missing(model)
+
+
 @dataclass
 class _SuiteState:
     prefix: tuple[str, ...] | None = None
@@ -117,22 +158,9 @@ class ServerPool:
 
     def _model_path(self, suite: Suite, model: ModelSpec, prefix: tuple[str, ...],
                     engine: str) -> str:
-        if self.settings.model_path is not None:
-            return str(self.settings.model_path)
-        found = env_lookup(model.path_env, old_env_name(model.path_env)) if model.path_env \
-            else None
-        if found is not None:
-            path = Path(found[1]).expanduser()
-            if not path.is_dir():
-                raise ConfigProblem(f"${found[0]}={path} is not a directory "
-                                    f"(suite {suite.name}, model {model.id})")
-            return str(path)
-        if model.path:
-            path = Path(model.path).expanduser()
-            if not path.is_absolute():
-                path = suite.directory / path
-            if path.is_dir():
-                return str(path)
+        local = local_model_path(suite, model, self.settings)
+        if local is not None:
+            return local
         if model.reference:
             from .reference.provision import ensure_model
 
@@ -145,8 +173,7 @@ class ServerPool:
             with self.phases.measure("provision", f"model {model.reference}"):
                 return str(ensure_model(self.settings.cache_dir, model.reference, python,
                                         self.progress))
-        hint = f"set ${model.path_env} or " if model.path_env else ""
-        raise SuiteUnavailable(f"model {model.id} not found: {hint}pass --llm-model-path")
+        raise SuiteUnavailable(model_missing(model))
 
     def server_env(self, suite: Suite, profile: str) -> dict[str, str]:
         env = dict(suite.profile_for(profile, self.target).env)

@@ -44,11 +44,21 @@ def unjudgeable(checks: Iterable[tuple[Suite, Check]], target: Target,
                 settings: Settings) -> list[str]:
     """One line per check that will not be judged for want of data or a tool (each eval's
     inputs checked once)."""
+    from .pool import model_problem
+
     problems: dict[tuple[str, str], str | None] = {}
+    models: dict[str, str | None] = {}
     out = []
     for suite, check in checks:
-        if check.eval is None or target.name not in suite.targets:
+        if target.name not in suite.targets:
             continue  # a suite for other targets skips whole, with its own reason
+        if suite.name not in models:
+            models[suite.name] = model_problem(suite, target, settings)
+        if models[suite.name] is not None:
+            out.append(f"{suite.name}/{check.name}: {models[suite.name]}")
+            continue
+        if check.eval is None:
+            continue
         key = (suite.name, check.eval)
         if key not in problems:
             try:

@@ -218,3 +218,19 @@ def test_under_xdist_a_collection_stop_reaches_the_controller(pytester: pytest.P
                                  "mi355x:*"])
     assert "INTERNALERROR" not in result.stdout.str()
     assert not (pytester.path / "engine-ran").exists()
+
+
+def test_gpu_run_stops_before_launch_when_the_model_is_missing(pytester: pytest.Pytester,
+                                                               suite_dir, monkeypatch) -> None:
+    monkeypatch.delenv("PYTEST_ROCM_LLM_NJ_MODEL", raising=False)
+    model = ('[model]\nid = "org/Missing-1B"\nserved_name = "missing"\n'
+             'path_env = "PYTEST_ROCM_LLM_NJ_MODEL"\n')
+    suite_dir(SUITE.replace(SMOKE_MODEL, model).replace(
+        '[suite]\nname = "nj"', '[suite]\nname = "nj"\ntargets = ["mi355x"]'),
+        {"test_nj.py": TESTS}, name="nj")
+    result = _run(pytester, "--rocm-target", "mi355x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert ("nj/gsm8k_accuracy: model org/Missing-1B not found: set "
+            "$PYTEST_ROCM_LLM_NJ_MODEL or pass --llm-model-path") in err
+    assert not (pytester.path / "engine-ran").exists()
