@@ -17,6 +17,7 @@ import pytest
 
 from . import allure_report
 from .collector import VERDICT_PROPERTY, RunCollector
+from .errors import VerdictFailure
 from .judge import (BaselineCache, Outcome, base_verdict, judge_eval, judge_workload,
                     profile_argv, unjudged_verdict)
 from .provenance import collect
@@ -196,6 +197,8 @@ def record_unjudged(item: pytest.Item, report: pytest.TestReport, excinfo: Any,
     check = getattr(item, "callspec", None) and item.callspec.params.get("llm_check")
     if check is None or any(name == VERDICT_PROPERTY for name, _ in item.user_properties):
         return
+    if excinfo is not None and isinstance(excinfo.value, VerdictFailure):
+        return  # the test judged the build itself (a floor missed, a precondition not met)
     text = ((str(excinfo.value) or type(excinfo.value).__name__) if excinfo is not None
             else report.longreprtext)
     text = text.removeprefix(f"{check.name}: ")

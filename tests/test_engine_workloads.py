@@ -101,7 +101,7 @@ def test_workloads_checks_and_preconditions(pytester: pytest.Pytester, suite_dir
     # A signature that every CPU server log shows, so a failing check must carry the section.
     sigs = pytester.path / "sigs.toml"
     sigs.write_text('[[signature]]\nid = "batch-lines"\ntitle = "scheduler batch lines"\n'
-                    'pattern = "Decode batch"\nseverity = "warning"\nadvice = "none"\n')
+                    'pattern = "Prefill batch"\nseverity = "warning"\nadvice = "none"\n')
     result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-v",
                                            "--llm-signatures", str(sigs), timeout=1500)
     out = result.stdout.str()
@@ -114,6 +114,8 @@ def test_workloads_checks_and_preconditions(pytester: pytest.Pytester, suite_dir
     # the impossible floor fails as a floor, with the shortfall
     assert "FloorMissed: impossible_speed: output_speed_tok_s = " in out
     assert "floor >= 1e+06 tok/s (an impossible floor): short by 100.0%" in out
+    # a missed floor is a verdict the test reached, never "not judged"
+    assert "NOT JUDGED" not in out
     # ... and carries the known signatures of its server's log
     assert "rocm-llm: known failure signatures in the server log" in out
     assert "[warning] scheduler batch lines (batch-lines), log line" in out
