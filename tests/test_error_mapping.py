@@ -45,7 +45,7 @@ def test_broken_baseline_is_a_config_error_with_the_same_words(pytester: pytest.
     pytester.makeconftest(f"""
 from pathlib import Path
 from pytest_rocm_llm.baselines import load
-from pytest_rocm_llm.plugin import usage_errors
+from pytest_rocm_llm.plugin_keys import usage_errors
 
 def pytest_configure(config):
     with usage_errors():

@@ -19,7 +19,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pytest_rocm_llm"
 # The modules whose job is to talk to pytest: hooks, fixtures and what they call to turn a
 # run into test outcomes, reports and terminal output.
 PLUGIN_LAYER = {
-    "plugin.py",        # hooks, options, fixtures; maps the project's errors to outcomes
+    "plugin.py",        # hooks and options; maps the project's errors to outcomes
+    "fixtures.py",      # the llm_* fixtures, registered by plugin.py
+    "plugin_keys.py",   # stash keys and the usage-error mapping the two share
     "hookspecs.py",     # pytest hook specifications (pytest.hookspec)
     "check_runner.py",  # one check's outcome: pytest.fail / pytest.skip with its verdict row
     "progress.py",      # writes through pytest's terminal reporter

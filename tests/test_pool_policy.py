@@ -102,7 +102,7 @@ def test_xdist_loadgroup_keeps_each_suite_on_one_worker(pytester: pytest.Pyteste
 
 def test_each_server_stops_after_the_last_test_that_needs_it(pytester: pytest.Pytester,
                                                              suite_dir) -> None:
-    from pytest_rocm_llm.plugin import STOP_AFTER_KEY
+    from pytest_rocm_llm.plugin_keys import STOP_AFTER_KEY
 
     suite_dir(THREE, {"test_x.py": """
 import pytest
