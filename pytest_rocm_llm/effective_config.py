@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from .redact import is_secret_name
 from .targets import FlagValue
 
 # Flags that are the checks of issue 15 item 1 (parallel sizes, speculation, KV cache dtype,
@@ -96,9 +97,12 @@ class Mismatch:
         return self.reported or self.required
 
     def describe(self) -> str:
-        head = f"--{self.flag}{_show(self.asked)} -> {self.field}"
+        # A credential's value is never shown, asked or reported (the one masking rule).
+        secret = is_secret_name(self.flag)
+        head = f"--{self.flag}{' ***' if secret else _show(self.asked)} -> {self.field}"
         if self.reported:
-            return f"{head} {_show_got(self.got)} (dropped or overridden)"
+            got = "***" if secret else _show_got(self.got)
+            return f"{head} {got} (dropped or overridden)"
         why = "required for this check" if self.required else "not verified"
         return f"{head} not reported ({why})"
 
@@ -172,17 +176,17 @@ def same(asked: FlagValue, got: Any) -> bool:
         return isinstance(asked, str) and got is not None and asked.lower() == str(got).lower()
     if isinstance(got, (int, float)):
         try:
-            number = float(asked)
+            number: float | None = float(asked)
         except ValueError:
             number = _human_int(str(asked))
-            if number is None:
-                return False
+        if number is None:
+            return False
         return math.isclose(number, float(got), rel_tol=1e-9, abs_tol=0.0)
     if isinstance(got, str):
         return str(asked) == got
     if isinstance(asked, str):
         try:
-            return json.loads(asked) == got
+            return bool(json.loads(asked) == got)
         except ValueError:
             return False
     return False

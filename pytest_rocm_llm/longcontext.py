@@ -254,7 +254,8 @@ def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_pa
         findings = detect(text, config.thresholds) if g.ok else []
         records.append({
             "task": it.task, "length": it.length, "sample": it.sample, "depth": it.depth,
-            "answer": it.answer, "correct": g.ok and score(it.answer, text, it.distractors, bool(findings)),
+            "answer": it.answer,
+            "correct": g.ok and score(it.answer, text, it.distractors, bool(findings)),
             "ok": g.ok,
             "error": g.error, "prompt_tokens": g.prompt_tokens,
             "completion_tokens": g.completion_tokens, "latency_s": g.latency_s,

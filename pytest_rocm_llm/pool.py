@@ -411,12 +411,12 @@ class ServerPool:
             self.progress(f"[rocm-llm] {name}: " + "; ".join(unverified))
         if failures(found):
             server.process.stop()
-            exc = EffectiveConfigMismatch(describe(
+            mismatch = EffectiveConfigMismatch(describe(
                 suite.name, profile, server.engine, str(info.get("version", "unknown")),
                 suite.file, found) + (f"\nserver log: {server.log_path}"
                                       if server.log_path else ""))
-            self._failed[key] = exc
-            raise exc
+            self._failed[key] = mismatch
+            raise mismatch
 
 
 __all__ = ["ServerPool", "LLMServer", "SuiteUnavailable", "ConfigProblem", "ServerStartError"]

@@ -110,7 +110,7 @@ def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], mo
     stack = stack_versions(engine_prefix(launch_argv)) if local else {}
     return {
         "kind": "measured",
-        "date": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "source": None,
         "engine": engine,
         "engine_version": engine_version,

@@ -81,8 +81,8 @@ class WorkloadRuns:
                              log_tail(log) if log else "") from None
         except WorkloadTimeout as exc:
             log = server.log_path
-            raise WorkloadTimedOut(f"{suite}/{w.name} on {server.profile}: {exc} (the server hangs, or "
-                                   "is too slow for this bound)", log,
+            raise WorkloadTimedOut(f"{suite}/{w.name} on {server.profile}: {exc} (the server "
+                                   "hangs, or is too slow for this bound)", log,
                                    log_tail(log) if log else "") from None
         server.check_alive()  # numbers from a server that died mid-run are not a verdict
         m = result.metrics

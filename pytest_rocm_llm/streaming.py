@@ -37,7 +37,8 @@ def build_payload(api: str, prompt_ids: list[int], output_tokens: int, model: st
                                 "ignore_eos": True},
             "stream": True, **extra,
         }
-    common = {"model": model, "max_tokens": output_tokens, "temperature": 0.0, "ignore_eos": True, "stream": True,
+    common = {"model": model, "max_tokens": output_tokens, "temperature": 0.0,
+              "ignore_eos": True, "stream": True,
               "stream_options": {"include_usage": True}, **extra}
     if api == "completions":
         return "/v1/completions", {"prompt": prompt_ids, **common}

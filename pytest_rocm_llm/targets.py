@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from .errors import ConfigError
 
@@ -51,7 +52,7 @@ class Target:
         return self.kind == "rocm"
 
 
-def _frozen(d: dict) -> Mapping:
+def _frozen(d: dict[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(d)
 
 

@@ -8,7 +8,6 @@ file and the verdict table carry every check."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

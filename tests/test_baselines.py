@@ -106,7 +106,8 @@ def test_schema_file_is_packaged():
 
 
 @pytest.mark.parametrize("path", sorted((Path(__file__).parent.parent / "baselines")
-                                        .glob("*/*.json")), ids=lambda p: f"{p.parent.name}/{p.stem}")
+                                        .glob("*/*.json")),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_stored_baselines_match_their_suites(path: Path):
     """Every stored baseline validates, and names checks (and their metrics) that its suite
     declares; reference rows point at real checks too."""

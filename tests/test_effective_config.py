@@ -193,3 +193,11 @@ def test_pool_fails_and_stops_a_server_not_running_its_profile(
     pool.get(suite, "other")
     assert any("eff/other: effective configuration not verifiable (vllm reports no "
                "resolved arguments)" in m for m in messages), messages
+
+
+def test_a_credential_is_never_shown_in_a_mismatch() -> None:
+    from pytest_rocm_llm.effective_config import verify
+
+    found = verify({"api-key": "sk-PLANTED-123"}, {"api_key": "sk-OTHER-456"})
+    text = " ".join(m.describe() for m in found)
+    assert "api-key" in text and "sk-PLANTED" not in text and "sk-OTHER" not in text

@@ -13,10 +13,8 @@ from pytest_rocm_llm.degeneration import Thresholds
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.longcontext import (
     TASKS,
-    LongContextConfig,
     _Encoder,
     build_item,
-    build_items,
     parse_long_context,
     score,
 )
