@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from pytest_rocm_llm.completions import Endpoint
 from pytest_rocm_llm.context_limits import check_served
 from pytest_rocm_llm.longcontext import LongContextConfig, _Encoder, build_items, run_long_context
 from pytest_rocm_llm.pool import ConfigProblem
+from tests.toy_engine import serving
 
 Answer = Callable[[list[int]], str]
 
@@ -57,14 +57,8 @@ def standin(enc: _Encoder, answer: Answer, max_model_len: int | None,
                 "prompt_tokens": len(ids), "completion_tokens": len(out),
                 "finish_reason": {"type": "length"}}})
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -132,7 +132,14 @@ def serve(toy: Toy) -> Iterator[str]:
                 return
             self.reply(route(toy, body))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with serving(Handler) as url:
+        yield url
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` on 127.0.0.1 in a thread for the block; yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
