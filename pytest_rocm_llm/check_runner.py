@@ -131,6 +131,22 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
                        servers: Callable[[str | None], LLMServer],
                        runs: WorkloadRuns) -> float | None:
     assert check.workload is not None
+    reference: WorkloadResult | None = None
+    if check.relative_to is not None:
+        # The reference run first, from the session's cache when an earlier test ran it (then
+        # its server is not asked for at all); else on its own profile's server, before this
+        # check's own, so on a node holding one server at a time the one left up is the one
+        # the next tests of this check's profile want. A stopped reference server relaunches.
+        rw = ctx.suite.workload_for(check.relative_to, ctx.target)
+        reference = runs.results.get((ctx.suite.name, rw.name))
+        if reference is None:
+            ref_profile = rw.profile or ctx.suite.default_profile
+            ref_server = servers(ref_profile)
+            try:
+                reference = runs.get(ctx.suite.name, rw, ref_server)
+            except ctx.infra_errors as exc:
+                infrastructure(request, ctx, check, ref_profile, "performance", exc)
+                raise  # unreachable: pytest.fail raised
     w = ctx.suite.workload_for(check.workload, ctx.target)
     profile = w.profile or ctx.suite.default_profile
     server = servers(profile)  # skips or fails (infrastructure) by itself
@@ -142,9 +158,16 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
     artifacts = runs.artifacts(ctx.suite.name, w.name)
     outcome = judge_workload(check, result, ctx.suite, ctx.target, server, ctx.baselines,
                              ctx.mode, provenance_of(ctx, server), request.node.nodeid,
-                             artifacts)
-    return finish(request, ctx, outcome,
-                  lambda: server_attachments(server) + workload_attachments(result, artifacts))
+                             artifacts, reference)
+
+    def attachments() -> list[allure_report.Attachment]:
+        out = server_attachments(server) + workload_attachments(result, artifacts)
+        if reference is not None:
+            out += workload_attachments(reference, runs.artifacts(
+                ctx.suite.name, reference.workload.name))
+        return out
+
+    return finish(request, ctx, outcome, attachments)
 
 
 def eval_attachments(result: EvalResult) -> list[allure_report.Attachment]:

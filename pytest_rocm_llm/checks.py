@@ -10,6 +10,7 @@ failed, TTFT over the SLO) is its measurement, not a broken precondition.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,9 @@ UNITS = {
     "itl_p99_s": "s", "e2e_p50_s": "s", "success_ratio": "", "cache_hit_ratio": "",
     "accept_length": "tok/step", "usd_per_mtok": "$/Mtok",
 }
+# What a relative check (relative_to = ...) may compare: speeds, where higher is better on
+# both sides, so a floor on their ratio reads as "at least this much faster".
+SPEED_METRICS = ("output_speed_tok_s", "output_tok_s", "total_tok_s", "request_throughput")
 
 
 class PreconditionNotMet(VerdictFailure):
@@ -64,11 +68,16 @@ class Check:
     reference_score: float | None = None
     alpha: float = 0.01
     allowance: float = 0.0
+    # A relative check's value is its metric on ``workload`` over the same metric on this
+    # workload (e.g. speculative decoding over no speculation), so its floor is a ratio.
+    relative_to: str | None = None
 
     @property
     def unit(self) -> str:
         from .eval_config import UNITS as EVAL_UNITS
 
+        if self.relative_to is not None:
+            return "x"
         return UNITS.get(self.metric, "") if self.workload else EVAL_UNITS.get(self.metric, "")
 
     @property
@@ -113,6 +122,9 @@ def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
         if not metric_known(kind, metric):
             t.fail("metric", f"{metric!r} is not a metric of a {kind} evaluation; "
                              f"metrics: {metrics_of(kind)}")
+    relative_to = t.string("relative_to", d("relative_to", None))
+    if relative_to is not None:
+        _relative(t, workload, relative_to, workloads, metric)
     c = Check(
         name=name, workload=workload, eval=evaluation, metric=metric,
         min=t.number("min", d("min", None)), max=t.number("max", d("max", None)),
@@ -128,6 +140,7 @@ def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
         alpha=t.number("alpha", d("alpha", 0.01), minimum=0, exclusive_minimum=True,
                        maximum=0.5),
         allowance=t.number("allowance", d("allowance", 0.0), minimum=0.0, maximum=1.0),
+        relative_to=relative_to,
     )
     if c.reference_score is not None and c.eval is None:
         t.fail("reference_score", "a binomial floor needs an evaluation (eval = ...)")
@@ -142,6 +155,27 @@ def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
         _saturation_floor(t, workload, workloads[workload], c.min)
     t.done()
     return c
+
+
+def _relative(t: Table, name: str | None, ref: str, workloads: Mapping[str, Workload],
+              metric: str) -> None:
+    if name is None:
+        t.fail("relative_to", "a relative check compares two workloads' speeds; an evaluation "
+                              "has none (read a workload with workload = ...)")
+    if ref not in workloads:
+        t.fail("relative_to", f"{ref!r} is not a workload ({', '.join(workloads)})")
+    if ref == name:
+        t.fail("relative_to", f"{name!r} relative to itself is 1 by definition; name the "
+                              "workload it must beat (e.g. the same sizes without speculation)")
+    # Runs of different kinds measure different things (one stream against a loaded
+    # server), so their ratio would say nothing about the feature that differs.
+    mine, theirs = workloads[name].kind, workloads[ref].kind
+    if mine != theirs:
+        t.fail("relative_to", f"{ref!r} is a {theirs} workload and {name!r} a {mine} one; "
+                              f"a ratio compares runs of the same kind: name a {mine} workload")
+    if metric not in SPEED_METRICS:
+        t.fail("metric", f"{metric!r} is not a speed; a relative check (relative_to = ...) "
+                         f"compares speeds: {', '.join(SPEED_METRICS)}")
 
 
 def _saturation_floor(t: Table, name: str, w: Workload, floor: float | None) -> None:
@@ -283,3 +317,16 @@ def measure(check: Check, result: WorkloadResult) -> Measurement:
         return Measurement(float(value), max(len(values), 1),
                            se * factor if se is not None else None)
     return Measurement(float(value), max(len(ok), 1), None)
+
+
+def measure_ratio(check: Check, result: WorkloadResult, reference: WorkloadResult
+                  ) -> Measurement:
+    """A relative check's value: the metric on its workload over the metric on the reference
+    workload, with the delta-method standard error of a ratio of two independent runs
+    (relative errors add in quadrature); None when either side's noise is unknown."""
+    a, b = measure(check, result), measure(check, reference)
+    value = a.value / b.value
+    spread = None
+    if a.spread is not None and b.spread is not None and a.value:
+        spread = abs(value) * math.hypot(a.spread / a.value, b.spread / b.value)
+    return Measurement(value, min(a.n, b.n), spread)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .baselines import BaselineFile, baseline_path, load
-from .checks import Check, FloorMissed, PreconditionNotMet, measure, preconditions
+from .checks import (UNITS, Check, FloorMissed, PreconditionNotMet, measure, measure_ratio,
+                     preconditions)
 from .engines import flags_to_argv
 from .errors import VerdictFailure
 from .gates import Measurement
@@ -123,14 +124,35 @@ def profile_argv(suite: Suite, target: Target, profile: str) -> list[str]:
 def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: Target,
                    server: LLMServer, baselines: BaselineCache, mode: Mode,
                    provenance: Mapping[str, Any], nodeid: str,
-                   artifacts: Mapping[str, str]) -> Outcome:
-    base = base_verdict(check, suite, target, server.profile, "performance", nodeid,
-                        check.workload, artifacts, server)
-    problems = preconditions(result)
-    m = None
-    if not problems and result.metrics.get(check.metric) is not None:
-        m = measure(check, result)
-    return conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
+                   artifacts: Mapping[str, str],
+                   reference: WorkloadResult | None = None) -> Outcome:
+    """``reference`` is the run of ``check.relative_to``: the value is then the ratio of the
+    two runs' metric, judged only when both runs did what they declared."""
+    if check.relative_to is None:
+        base = base_verdict(check, suite, target, server.profile, "performance", nodeid,
+                            check.workload, artifacts, server)
+        problems = preconditions(result)
+        m = None
+        if not problems and result.metrics.get(check.metric) is not None:
+            m = measure(check, result)
+        return conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
+    both = f"{check.workload} (relative to {check.relative_to})"
+    base = base_verdict(check, suite, target, server.profile, "performance", nodeid, both,
+                        artifacts, server)
+    runs = {check.workload: result, check.relative_to: reference}
+    # Each broken precondition names its workload: either run's numbers are not a speed.
+    problems = [f"{name}: {p}" for name, r in runs.items()
+                for p in (preconditions(r) if r is not None else ["it did not run"])]
+    values = {name: r.metrics.get(check.metric) for name, r in runs.items() if r is not None}
+    problems += [f"{name}: the run produced no {check.metric}" for name, v in values.items()
+                 if not problems and not v]  # a zero reference speed has no ratio either
+    m = None if problems or reference is None else measure_ratio(check, result, reference)
+    outcome = conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
+    if outcome.error is None or outcome.decision.cause not in ("floor", "gate"):
+        return outcome
+    unit = f" {UNITS[check.metric]}" if UNITS.get(check.metric) else ""
+    shown = "; ".join(f"{name}: {check.metric} = {v:.4g}{unit}" for name, v in values.items())
+    return Outcome(outcome.decision, type(outcome.error)(f"{outcome.error}\n  {shown}"))
 
 
 def eval_measurement(check: Check, result: EvalResult) -> Measurement:

@@ -67,9 +67,10 @@ SERVER_FIXTURES = frozenset({"llm_server", "llm_client", "llm_servers", "llm_wor
 
 def profiles_needed(item: pytest.Item, suite: Suite, target: Target | None) -> tuple[str, ...]:
     """The server profiles an item declares it needs: a check's workload or evaluation
-    profiles (parity: both sides), else every profile named in ``llm_profile``, else the
-    default profile when it asks for a server at all. A test that asks the factory for an
-    undeclared profile still gets it, at the cost of a relaunch if it was already stopped."""
+    profiles (parity and relative checks: both sides), else every profile named in
+    ``llm_profile``, else the default profile when it asks for a server at all. A test that
+    asks the factory for an undeclared profile still gets it, at the cost of a relaunch if it
+    was already stopped."""
     callspec = getattr(item, "callspec", None)
     check = callspec.params.get("llm_check") if callspec is not None else None
     if check is not None:
@@ -78,7 +79,13 @@ def profiles_needed(item: pytest.Item, suite: Suite, target: Target | None) -> t
 
             return tuple(p or suite.default_profile
                          for p in profiles_of(suite.eval_for(check.eval, target)))
-        return (suite.check_profile(check, target),)
+        own = (suite.check_profile(check, target),)
+        if check.relative_to is None:
+            return own
+        # A speed ratio also runs its reference workload (once a session: if an earlier test
+        # ran it, its server is not asked for again).
+        ref = suite.workload_for(check.relative_to, target).profile or suite.default_profile
+        return tuple(dict.fromkeys(own + (ref,)))
     marker = item.get_closest_marker("llm_profile")
     if marker is not None and marker.args:
         return tuple(marker.args)
