@@ -226,3 +226,25 @@ def test_a_cached_reference_asks_for_no_server(tmp_path: Path) -> None:
 def test_the_runner_fails_a_slower_speculation(tmp_path: Path) -> None:
     with pytest.raises(FloorMissed, match=r"speedup: output_speed_tok_s = 0\.\d+ x, floor >= 1"):
         run_check(tmp_path, cached=("base",), e2e_fast=1.6)
+
+
+GLM52 = Path(__file__).resolve().parents[1] / "suites" / "glm52" / "suite.toml"
+
+
+def test_glm52_compares_speculation_with_the_same_single_stream_without_it() -> None:
+    from pytest_rocm_llm.suite_config import load_suite
+
+    s, t = load_suite(GLM52), TARGETS["mi355x"]
+    for name in ("spec_speedup", "spec_simulated_speedup"):
+        check = s.checks[name]
+        mine, ref = s.workload_for(check.workload, t), s.workload_for(check.relative_to, t)
+        assert (check.metric, check.min, check.unit) == ("output_speed_tok_s", 1.0, "x")
+        assert ref.profile == "reference" and mine.profile != "reference"
+        sizes = ("kind", "api", "input_tokens", "output_tokens", "requests", "warmup", "seed")
+        assert [getattr(ref, k) for k in sizes] == [getattr(mine, k) for k in sizes]
+    assert s.profile_for("spec-simulated", t).env["SGLANG_SIMULATE_ACC_LEN"] == "3.61"
+    assert s.profile_for("spec-simulated", t).flags == s.profile_for("spec", t).flags
+    # The no-spec run costs no launch only while spec_speedup is the first check of the spec
+    # profile's group (the reference server from the group before is still up).
+    spec_group = [c.name for c in s.checks_for(t) if s.check_profile(c, t) == "spec"]
+    assert spec_group[0] == "spec_speedup"
