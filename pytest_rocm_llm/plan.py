@@ -274,6 +274,8 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
                           f"{_num(check.alpha)} over the items scored")
         reads = (f"workload {check.workload}" if check.workload
                  else f"evaluation {check.eval} ({suite.eval_for(check.eval, target).kind})")
+        if check.relative_to:
+            reads += f" relative to workload {check.relative_to}"
         w(f"  {check.name}: {check.metric} {' and '.join(bounds)} on {reads}")
         w(f"    source: {check.source}")
 

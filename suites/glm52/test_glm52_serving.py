@@ -21,7 +21,7 @@ IDENTITY_FLAGS = ("tp-size", "dp-size", "kv-cache-dtype", "speculative-algorithm
 # Marked with their profile, so each runs while that profile's server is up (one GLM server
 # fits on the node at a time; the plugin orders a suite's tests by profile).
 PROFILES = [pytest.param(p, marks=pytest.mark.llm_profile(p), id=p)
-            for p in ("reference", "spec", "throughput")]
+            for p in ("reference", "spec", "spec-simulated", "throughput")]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
