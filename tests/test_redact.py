@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from pytest_rocm_llm.redact import (MASK, MIN_TEXT_SECRET, is_secret_name, redact_argv,
                                     redact_env, redact_text, secret_values)
+from pytest_rocm_llm.suite_config import load_suite
 from tests.conftest import REFERENCE_CACHE, ROOT
 
 SECRET_NAMES = ["api-key", "--api-key", "--admin-api-key", "hf_token", "HF_TOKEN", "--hf-token",
@@ -169,7 +170,9 @@ def test_plan_through_sglangs_own_parser_shows_no_planted_secret(
     if python is None:
         pytest.skip("no sglang 0.5.23 CPU reference environment in the cache")
     out = run_plan(pytester, "--llm-engine-python", str(python))
-    assert out.count("flags: accepted by sglang 0.5.23's parser") == 4
+    # every glm52 profile plus the planted one (x)
+    assert out.count("flags: accepted by sglang 0.5.23's parser") == len(
+        load_suite(ROOT / "suites" / "glm52" / "suite.toml").profiles) + 1
     assert_nowhere(out)
 
 
