@@ -58,8 +58,10 @@ def _frozen(d: dict[str, Any]) -> Mapping[str, Any]:
 
 def _usable_cpus() -> str:
     """The CPUs this process may run on, as a list ("0,1"): a container's share, not the
-    host's count."""
-    return ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+    host's count (where the OS has no affinity call, e.g. macOS running --llm-plan: all)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cpus = affinity(0) if affinity is not None else range(os.cpu_count() or 1)
+    return ",".join(str(c) for c in sorted(cpus))
 
 
 # Published figures: MI355X 288 GB HBM3E, $1.48/GPU-hr TCO (SemiAnalysis GLM-5 study);
