@@ -39,12 +39,12 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_rocm_llm.pool import LLMServer, ServerPool  # noqa: E402
-from pytest_rocm_llm.prompts import load_vocabulary  # noqa: E402
-from pytest_rocm_llm.settings import Settings  # noqa: E402
-from pytest_rocm_llm.suite_config import Suite, load_suite  # noqa: E402
-from pytest_rocm_llm.targets import TARGETS, Target  # noqa: E402
-from pytest_rocm_llm.workloads import run_workload  # noqa: E402
+from pytest_rocm_llm.config.settings import Settings  # noqa: E402
+from pytest_rocm_llm.config.suite import Suite, load_suite  # noqa: E402
+from pytest_rocm_llm.config.targets import TARGETS, Target  # noqa: E402
+from pytest_rocm_llm.performance.prompts import load_vocabulary  # noqa: E402
+from pytest_rocm_llm.performance.workloads import run_workload  # noqa: E402
+from pytest_rocm_llm.serving.pool import LLMServer, ServerPool  # noqa: E402
 
 SUITE = ROOT / "suites/smoke/suite.toml"
 PROFILES = {"sglang": "reference", "vllm": "spec-reference"}

@@ -1,6 +1,6 @@
 """Our load generator against sglang's own bench_serving, side by side in one run.
 
-Against one CPU-reference sglang server, alternate ``python -m pytest_rocm_llm.loadgen`` and
+Against one CPU-reference sglang server, alternate ``python -m pytest_rocm_llm.performance`` and
 ``python -m sglang.bench_serving`` (random-ids dataset, same ISL/OSL/rate/seed/count), then
 print the ratios of output throughput, TTFT p50 and TPOT p50, and each client's CPU seconds
 per 1000 streamed tokens (whole process, and net of its import/start-up cost measured
@@ -32,11 +32,11 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_rocm_llm.pool import ServerPool  # noqa: E402
-from pytest_rocm_llm.reference.provision import ensure_reference  # noqa: E402
-from pytest_rocm_llm.settings import Settings  # noqa: E402
-from pytest_rocm_llm.suite_config import load_suite  # noqa: E402
-from pytest_rocm_llm.targets import TARGETS  # noqa: E402
+from pytest_rocm_llm.config.settings import Settings  # noqa: E402
+from pytest_rocm_llm.config.suite import load_suite  # noqa: E402
+from pytest_rocm_llm.config.targets import TARGETS  # noqa: E402
+from pytest_rocm_llm.serving.pool import ServerPool  # noqa: E402
+from pytest_rocm_llm.serving.reference.provision import STUBS, ensure_reference  # noqa: E402
 
 
 def timed(argv: list[str], env: dict[str, str] | None = None,
@@ -61,7 +61,7 @@ def timed(argv: list[str], env: dict[str, str] | None = None,
 
 def ours(url: str, model: str, a: argparse.Namespace, rate: str) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        _, cpu, _ = timed([sys.executable, "-m", "pytest_rocm_llm.loadgen", "--base-url", url,
+        _, cpu, _ = timed([sys.executable, "-m", "pytest_rocm_llm.performance", "--base-url", url,
                            "--model-dir", model, "--served-model-name",
                            "smollm2-135m-instruct", "--kind", "fixed_rate",
                            "--input-tokens", str(a.isl), "--output-tokens", str(a.osl),
@@ -84,7 +84,7 @@ def theirs(engine_python: str, port: int, model: str, a: argparse.Namespace,
                            "--seed", str(a.seed), "--model", model, "--tokenizer", model,
                            "--output-file", str(out), "--disable-tqdm"],
                           env={"HF_HUB_OFFLINE": "1", "SGLANG_USE_CPU_ENGINE": "1",
-                               "PYTHONPATH": str(ROOT / "pytest_rocm_llm/reference/stubs")})
+                               "PYTHONPATH": str(STUBS)})
         m = json.loads(out.read_text().strip().splitlines()[-1])
     return {"tput": m["output_throughput"], "ttft": m["median_ttft_ms"] / 1e3,
             "tpot": m["median_tpot_ms"] / 1e3, "tokens": m["total_output_tokens"], "cpu": cpu}
@@ -112,7 +112,7 @@ def stream_capacity(model: str, engine_python: str, streams: int, isl: int,
     out: dict[str, tuple[float, float]] = {}
     try:
         time.sleep(1.0)
-        wall, cpu, _ = timed([sys.executable, "-m", "pytest_rocm_llm.loadgen", "--base-url",
+        wall, cpu, _ = timed([sys.executable, "-m", "pytest_rocm_llm.performance", "--base-url",
                               f"http://127.0.0.1:{port}", "--model-dir", model, "--kind",
                               "fixed_rate", "--input-tokens", str(isl), "--output-tokens",
                               str(osl), "--requests", str(streams), "--request-rate", "inf",
@@ -127,7 +127,7 @@ def stream_capacity(model: str, engine_python: str, streams: int, isl: int,
                                   "--model", model, "--tokenizer", model, "--disable-tqdm",
                                   "--output-file", str(Path(d) / "b.jsonl")],
                                  env={"HF_HUB_OFFLINE": "1", "SGLANG_USE_CPU_ENGINE": "1",
-                                      "PYTHONPATH": str(ROOT / "pytest_rocm_llm/reference/stubs")},
+                                      "PYTHONPATH": str(STUBS)},
                                  cpu=0)
         out["bench_serving"] = (tokens / wall, cpu / tokens * 1000)
     finally:
@@ -191,11 +191,11 @@ def compare_on_server(a: argparse.Namespace, ref, model: str, suite, settings) -
             pool.stop_all()
 
     our_start = startup_cpu([sys.executable, "-c",
-                             "import pytest_rocm_llm.loadgen, pytest_rocm_llm.workloads, "
-                             "tokenizers, numpy"])
+                             "import pytest_rocm_llm.performance.loadgen, "
+                             "pytest_rocm_llm.performance.workloads, tokenizers, numpy"])
     their_start = startup_cpu([str(ref.python), "-c", "import sglang.bench_serving"],
                               {"SGLANG_USE_CPU_ENGINE": "1",
-                               "PYTHONPATH": str(ROOT / "pytest_rocm_llm/reference/stubs")})
+                               "PYTHONPATH": str(STUBS)})
 
     def med(tool: str, rate: str, key: str) -> float:
         return statistics.median(x[key] for x in results[(tool, rate)])

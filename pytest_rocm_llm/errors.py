@@ -1,7 +1,7 @@
 """The project's errors, by what the run should do about them.
 
 No pytest in here: the domain modules raise these, and only the plugin layer turns them into
-pytest outcomes, so the pytest-free entry points (``python -m pytest_rocm_llm.loadgen``)
+pytest outcomes, so the pytest-free entry points (``python -m pytest_rocm_llm.performance``)
 never load pytest. Each module keeps its own named error (``pool.SuiteUnavailable``,
 ``server.ServerError``, ...) as a subclass of one of the categories below.
 """

@@ -11,9 +11,9 @@ from hypothesis import settings
 # In-process pytester runs drop from sys.modules whatever they imported first; httpx then
 # keeps exception maps that point at a dropped httpcore, and connection errors escape
 # unmapped. Importing the HTTP stack and the plugin's modules here keeps them loaded once.
-import pytest_rocm_llm.client  # noqa: E402,F401
-import pytest_rocm_llm.runs  # noqa: E402,F401
-import pytest_rocm_llm.server  # noqa: E402,F401
+import pytest_rocm_llm.client.generate  # noqa: E402,F401
+import pytest_rocm_llm.performance.runs  # noqa: E402,F401
+import pytest_rocm_llm.serving.process  # noqa: E402,F401
 
 # The machines are shared and noisy: no per-example deadline; in CI, a fixed example
 # sequence so a red run is reproducible.
@@ -63,14 +63,14 @@ def engine_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def reference_model_dir() -> Path:
     """The CPU reference model directory, built once per machine if missing."""
-    from pytest_rocm_llm.reference.provision import ensure_reference
+    from pytest_rocm_llm.serving.reference.provision import ensure_reference
 
     return ensure_reference(Path(REFERENCE_CACHE), "smollm2-135m-instruct").model_dir
 
 
 @pytest.fixture(scope="session")
 def reference_vocab(reference_model_dir: Path):
-    from pytest_rocm_llm.prompts import load_vocabulary
+    from pytest_rocm_llm.performance.prompts import load_vocabulary
 
     return load_vocabulary(str(reference_model_dir))
 
@@ -79,11 +79,11 @@ def reference_vocab(reference_model_dir: Path):
 def cpu_server(reference_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     """One real CPU sglang server for a module whose pytester runs attach to it
     (--llm-endpoint), so each run costs its requests, not a server start."""
-    from pytest_rocm_llm.engines import get_engine
-    from pytest_rocm_llm.ports import claim_port, release_port
-    from pytest_rocm_llm.reference.provision import STUBS, ensure_engine
-    from pytest_rocm_llm.server import LaunchSpec, ServerProcess
-    from pytest_rocm_llm.targets import TARGETS
+    from pytest_rocm_llm.config.targets import TARGETS
+    from pytest_rocm_llm.serving.engines import get_engine
+    from pytest_rocm_llm.serving.ports import claim_port, release_port
+    from pytest_rocm_llm.serving.process import LaunchSpec, ServerProcess
+    from pytest_rocm_llm.serving.reference.provision import STUBS, ensure_engine
 
     python = ensure_engine(Path(REFERENCE_CACHE))
     target = TARGETS["cpu"]

@@ -14,9 +14,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_rocm_llm.redact import (MASK, MIN_TEXT_SECRET, is_secret_name, redact_argv,
-                                    redact_env, redact_text, secret_values)
-from pytest_rocm_llm.suite_config import load_suite
+from pytest_rocm_llm.config.suite import load_suite
+from pytest_rocm_llm.redact import (
+    MASK,
+    MIN_TEXT_SECRET,
+    is_secret_name,
+    redact_argv,
+    redact_env,
+    redact_text,
+    secret_values,
+)
 from tests.conftest import REFERENCE_CACHE, ROOT
 
 SECRET_NAMES = ["api-key", "--api-key", "--admin-api-key", "hf_token", "HF_TOKEN", "--hf-token",
@@ -184,11 +191,16 @@ ECHOING_SERVER = ("import os, sys; print('server_args', sys.argv, os.environ['HF
 
 def test_server_log_header_failure_tails_and_attachments_show_no_planted_secret(
         tmp_path: Path) -> None:
-    from pytest_rocm_llm.check_runner import server_attachments
-    from pytest_rocm_llm.diagnosis import infrastructure_failure
-    from pytest_rocm_llm.pool import LLMServer
-    from pytest_rocm_llm.ports import claim_port, release_port
-    from pytest_rocm_llm.server import LaunchSpec, ServerProcess, ServerStartError, log_tail
+    from pytest_rocm_llm.plugin.judging import server_attachments
+    from pytest_rocm_llm.serving.diagnosis import infrastructure_failure
+    from pytest_rocm_llm.serving.pool import LLMServer
+    from pytest_rocm_llm.serving.ports import claim_port, release_port
+    from pytest_rocm_llm.serving.process import (
+        LaunchSpec,
+        ServerProcess,
+        ServerStartError,
+        log_tail,
+    )
 
     port = claim_port()
     try:
@@ -221,7 +233,7 @@ def test_server_log_header_failure_tails_and_attachments_show_no_planted_secret(
 
 
 def test_provenance_digest_does_not_depend_on_a_credential(tmp_path: Path) -> None:
-    from pytest_rocm_llm.provenance import collect
+    from pytest_rocm_llm.verdicts.provenance import collect
 
     def digest(key: str) -> str:
         return collect(engine="sglang", engine_version="0.5.23",

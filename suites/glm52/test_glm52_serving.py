@@ -8,10 +8,7 @@ import re
 
 import pytest
 
-from pytest_rocm_llm.client import LLMClient
-from pytest_rocm_llm.pool import LLMServer
-from pytest_rocm_llm.suite_config import Suite
-from pytest_rocm_llm.targets import Target
+from pytest_rocm_llm import LLMClient, LLMServer, Suite, Target
 
 # The flags whose effect decides what the performance figures mean; sglang reports each
 # under its field name (dashes -> underscores) in /server_info's resolved server args.

@@ -11,10 +11,16 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from pytest_rocm_llm.completions import Endpoint
-from pytest_rocm_llm.parity import check_prompt, describe, natural_prompts, parity_prompts
-from pytest_rocm_llm.prompts import load_vocabulary
-from pytest_rocm_llm.streamcheck import check_streams_sync, eos_ids
+from pytest_rocm_llm import (
+    Endpoint,
+    check_prompt,
+    check_streams_sync,
+    describe,
+    eos_ids,
+    load_vocabulary,
+    natural_prompts,
+    parity_prompts,
+)
 
 
 @pytest.mark.llm_profile("spec", "spec-reference")

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from pytest_rocm_llm.client import LLMClient
-from pytest_rocm_llm.pool import LLMServer
+from pytest_rocm_llm import LLMClient, LLMServer
 
 PROMPT = "Write one sentence about the ocean."
 

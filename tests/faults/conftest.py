@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm_llm.guardian import group_members
+from pytest_rocm_llm.serving.guardian import group_members
 
 LOADING = re.compile(r"\[rocm-llm\] (\S+): loading server at http://127\.0\.0\.1:(\d+) "
                      r"\(pid (\d+)")

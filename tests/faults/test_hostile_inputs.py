@@ -43,7 +43,7 @@ source = "test"
 TESTS = {"test_serve.py": "def test_serve(llm_server): pass\n"}
 
 PERF_TESTS = {"test_perf.py": """
-from pytest_rocm_llm.checks import verify
+from pytest_rocm_llm.verdicts.checks import verify
 
 def test_performance(llm_check, llm_workload):
     verify(llm_check, llm_workload(llm_check.workload))

@@ -49,7 +49,7 @@ timeout_s = 60
 KILL_TESTS = """
 import json, os, signal, threading, time
 import pytest
-from pytest_rocm_llm.client import LLMClient
+from pytest_rocm_llm.client.generate import LLMClient
 
 def note(**kw):
     with open(os.environ["FAULT_NOTES"], "a") as fh:

@@ -24,7 +24,7 @@ ONE_TEST = {"test_x.py": "def test_x(llm_server): pass\n"}
 # process binds it between the claim and the launch; this seam makes that race certain.
 TAKE_PORT = """
 import os
-import pytest_rocm_llm.pool as pool
+import pytest_rocm_llm.serving.pool as pool
 pool.claim_port = lambda host="127.0.0.1", attempts=200: int(os.environ["FAULT_TAKEN_PORT"])
 """
 

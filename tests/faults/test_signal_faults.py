@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import SMOKE_MODEL
 from tests.faults.background import start_pytest
-from tests.test_engine_lifecycle import finish, read_until
+from tests.serving.test_engine_lifecycle import finish, read_until
 
 pytestmark = pytest.mark.engine
 

@@ -56,7 +56,7 @@ source = "any latency at all"
 """
 
 TESTS = """
-from pytest_rocm_llm.checks import verify
+from pytest_rocm_llm.verdicts.checks import verify
 
 def test_performance(llm_check, llm_workload):
     verify(llm_check, llm_workload(llm_check.workload))

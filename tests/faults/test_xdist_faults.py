@@ -41,8 +41,8 @@ source = "any decoding at all"
 
 
 TESTS = """
-from pytest_rocm_llm.checks import verify
-from pytest_rocm_llm.client import LLMClient
+from pytest_rocm_llm.verdicts.checks import verify
+from pytest_rocm_llm.client.generate import LLMClient
 
 def test_generate(llm_server):
     with LLMClient(llm_server) as c:

@@ -1,0 +1,105 @@
+"""A small synchronous client for sglang's native ``/generate`` endpoint.
+
+A transport error on a server whose process has exited becomes ``ServerDied`` (with the log
+tail): the test then reports an infrastructure failure, not a wrong answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from pytest_rocm_llm.serving.pool import LLMServer
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    output_ids: tuple[int, ...]
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int | None
+    finish_reason: str | None
+    e2e_latency_s: float | None
+    raw: dict[str, Any]
+
+
+class LLMClient:
+    def __init__(self, server: LLMServer, timeout_s: float = 600.0,
+                 headers: dict[str, str] | None = None) -> None:
+        self.server = server
+        self._http = httpx.Client(base_url=server.base_url,
+                                  timeout=httpx.Timeout(timeout_s, connect=10.0),
+                                  headers=headers or {})
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            r = self._http.post(path, json=payload)
+        except httpx.TransportError:
+            self.server.check_alive()  # raises ServerDied with the log tail if it exited
+            raise
+        r.raise_for_status()
+        return r.json()
+
+    def generate(
+        self,
+        prompt: str | None = None,
+        *,
+        input_ids: list[int] | None = None,
+        max_new_tokens: int = 32,
+        temperature: float = 0.0,
+        ignore_eos: bool = False,
+        **sampling: Any,
+    ) -> Generation:
+        if (prompt is None) == (input_ids is None):
+            raise ValueError("pass exactly one of prompt or input_ids")
+        payload: dict[str, Any] = {
+            "sampling_params": {"max_new_tokens": max_new_tokens, "temperature": temperature,
+                                "ignore_eos": ignore_eos, **sampling},
+        }
+        if prompt is not None:
+            payload["text"] = prompt
+        else:
+            payload["input_ids"] = input_ids
+        data = self._post("/generate", payload)
+        meta = data.get("meta_info", {})
+        finish = meta.get("finish_reason")
+        return Generation(
+            text=data.get("text", ""),
+            output_ids=tuple(data.get("output_ids") or ()),
+            prompt_tokens=int(meta.get("prompt_tokens", 0)),
+            completion_tokens=int(meta.get("completion_tokens", 0)),
+            cached_tokens=meta.get("cached_tokens"),
+            finish_reason=finish.get("type") if isinstance(finish, dict) else finish,
+            e2e_latency_s=meta.get("e2e_latency"),
+            raw=data,
+        )
+
+    def flush_cache(self) -> None:
+        r = self._http.post("/flush_cache")
+        r.raise_for_status()
+
+    def _get(self, path: str, old_path: str) -> dict[str, Any]:
+        """GET ``path``, or ``old_path`` on builds from before sglang renamed it."""
+        r = self._http.get(path)
+        if r.status_code == 404:
+            r = self._http.get(old_path)
+        r.raise_for_status()
+        return r.json()
+
+    def server_info(self) -> dict[str, Any]:
+        return self._get("/server_info", "/get_server_info")
+
+    def model_info(self) -> dict[str, Any]:
+        return self._get("/model_info", "/get_model_info")

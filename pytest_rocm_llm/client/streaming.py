@@ -1,0 +1,182 @@
+"""Async streaming requests to an engine, one ``RequestRecord`` each.
+
+APIs (read from sglang 0.5.23's http_server and bench_serving):
+- ``generate``: sglang's native ``POST /generate`` with ``stream: true``; each SSE event is
+  ``data: {json}`` whose ``meta_info`` carries prompt_tokens, completion_tokens (cumulative),
+  cached_tokens, spec_verify_ct, finish_reason; the stream ends with ``data: [DONE]``.
+- ``completions`` / ``chat``: OpenAI-style ``/v1/completions`` and ``/v1/chat/completions``
+  with ``stream_options.include_usage`` (final usage chunk: prompt/completion tokens and
+  ``prompt_tokens_details.cached_tokens``); each content chunk counts as one token.
+
+A stream that breaks off before ``[DONE]``, carries no token, returns an error event or a
+non-200 status is a failed request: it never counts as zero latency or infinite speed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+
+from pytest_rocm_llm.config.workload import APIS
+from pytest_rocm_llm.performance.records import RequestRecord
+
+
+def build_payload(api: str, prompt_ids: list[int], output_tokens: int, model: str,
+                  extra: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    """Path and JSON body of a greedy request forced to ``output_tokens`` tokens."""
+    extra = extra or {}
+    if api == "generate":
+        return "/generate", {
+            "input_ids": prompt_ids,
+            # ignore_eos alone forces the length (the precondition checks it); min_new_tokens
+            # would also switch on sglang's min-tokens penalizer, which costs time per step.
+            "sampling_params": {"max_new_tokens": output_tokens, "temperature": 0.0,
+                                "ignore_eos": True},
+            "stream": True, **extra,
+        }
+    common = {"model": model, "max_tokens": output_tokens, "temperature": 0.0,
+              "ignore_eos": True, "stream": True,
+              "stream_options": {"include_usage": True}, **extra}
+    if api == "completions":
+        return "/v1/completions", {"prompt": prompt_ids, **common}
+    if api == "chat":
+        raise ValueError("chat needs text messages; token-exact workloads use generate or "
+                         "completions")
+    raise ValueError(f"unknown api {api!r}; one of {', '.join(APIS)}")
+
+
+def _finish(meta_finish: Any) -> str | None:
+    if isinstance(meta_finish, dict):
+        return str(meta_finish.get("type"))
+    return None if meta_finish is None else str(meta_finish)
+
+
+class TokenClock:
+    """Token progress across a workload's requests, for the stall watchdog: how long requests
+    have been in flight since any of them last received a token.
+
+    The streams store one timestamp per token-bearing chunk (``last_token``) and nothing
+    else; the accounting runs at each request's start and end and at each watchdog poll.
+    Only in-flight time counts, so a pause between requests is not a stall, while requests
+    that each time out without a token add up (a hung server behind per-request timeouts).
+    """
+
+    __slots__ = ("last_token", "in_flight", "_mark", "_stalled_s")
+
+    def __init__(self, now: float) -> None:
+        self.last_token = now
+        self.in_flight = 0
+        self._mark = now
+        self._stalled_s = 0.0
+
+    def stalled_s(self, now: float) -> float:
+        """In-flight seconds without a token, up to ``now`` (perf_counter)."""
+        if self.last_token > self._mark:
+            self._stalled_s, self._mark = 0.0, self.last_token
+        if self.in_flight and now > self._mark:
+            self._stalled_s += now - self._mark
+        self._mark = max(self._mark, now)
+        return self._stalled_s
+
+    def begin(self) -> None:
+        self.stalled_s(time.perf_counter())
+        self.in_flight += 1
+
+    def end(self) -> None:
+        self.stalled_s(time.perf_counter())
+        self.in_flight -= 1
+
+
+async def stream_request(client: httpx.AsyncClient, api: str, path: str, body: dict[str, Any],
+                         record: RequestRecord, t0: float,
+                         clock: TokenClock | None = None) -> RequestRecord:
+    """Send one request and fill ``record`` as chunks arrive. ``t0``: workload start;
+    ``clock``: told when a token arrives."""
+    start = time.perf_counter()
+    record.send_s = start - t0
+    last = start
+    tokens = 0
+    done = False
+    try:
+        async with client.stream("POST", path, json=body) as response:
+            record.status = response.status_code
+            if response.status_code != 200:
+                text = (await response.aread()).decode(errors="replace")[:300]
+                record.error = f"HTTP {response.status_code}: {text}"
+                return record
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    done = True
+                    break
+                try:
+                    event = json.loads(data)
+                except json.JSONDecodeError:
+                    record.error = f"malformed stream event: {data[:120]!r}"
+                    return record
+                if "error" in event:
+                    record.error = f"error event: {str(event['error'])[:300]}"
+                    return record
+                now = time.perf_counter()
+                record.chunks += 1
+                new = _consume(api, event, record) - tokens
+                if new > 0:
+                    if tokens == 0:
+                        record.ttft_s = now - start
+                    else:
+                        record.chunk_gaps.append((now - last, new))
+                    tokens += new
+                    last = now
+                    if clock is not None:
+                        clock.last_token = now
+    except httpx.HTTPError as exc:
+        record.error = f"{type(exc).__name__}: {exc}"[:300]
+        return record
+    record.e2e_s = last - start if tokens else None
+    if not done:
+        record.error = "stream ended without [DONE] (truncated)"
+    elif tokens == 0:
+        record.error = "stream carried no tokens"
+    else:
+        if record.completion_tokens == 0:
+            record.completion_tokens = tokens
+        record.ok = True
+    return record
+
+
+def _consume(api: str, event: dict[str, Any], record: RequestRecord) -> int:
+    """Update ``record`` from one event; returns the tokens received so far."""
+    if api == "generate":
+        meta = event.get("meta_info") or {}
+        record.prompt_tokens = int(meta.get("prompt_tokens", record.prompt_tokens))
+        record.completion_tokens = int(meta.get("completion_tokens", record.completion_tokens))
+        if meta.get("cached_tokens") is not None:
+            record.cached_tokens = int(meta["cached_tokens"])
+        if meta.get("spec_verify_ct") is not None:
+            record.spec_verify_ct = int(meta["spec_verify_ct"])
+        if meta.get("finish_reason") is not None:
+            record.finish_reason = _finish(meta["finish_reason"])
+        record.text = event.get("text", record.text)
+        return record.completion_tokens
+    usage = event.get("usage")
+    if usage:
+        record.prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        record.completion_tokens = int(usage.get("completion_tokens") or 0)
+        details = usage.get("prompt_tokens_details") or {}
+        if details.get("cached_tokens") is not None:
+            record.cached_tokens = int(details["cached_tokens"])
+    for choice in event.get("choices") or []:
+        piece = choice.get("text")
+        if piece is None:
+            piece = (choice.get("delta") or {}).get("content")
+        if piece:
+            record.text += piece
+            record.content_chunks += 1
+        if choice.get("finish_reason"):
+            record.finish_reason = str(choice["finish_reason"])
+    return record.content_chunks

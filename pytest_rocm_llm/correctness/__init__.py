@@ -1,0 +1,3 @@
+"""Is the output right? accuracy/ (GSM8K, GPQA-Diamond, arithmetic, tau2) · parity
+(speculative vs greedy) · long_context · degeneration · stream_consistency · result (the one
+contract every evaluation returns) · runs (each evaluation once per session)."""

@@ -1,0 +1,63 @@
+"""Tables of Hugging Face Hub datasets, fetched at a pinned commit into the Hub's own cache.
+
+huggingface_hub does the caching, HF_HUB_CACHE / HF_HUB_OFFLINE / HF_ENDPOINT / tokens and
+the file locks between concurrent workers; pyarrow reads the parquet the Hub stores tables
+in. Both are imported here only, when data must come from the Hub, so loading the plugin
+(or using a local data directory) needs neither.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable, HubFile
+
+
+def fetch(hub: HubFile, what: str, override: str) -> Path:
+    """The cached copy of ``hub``: no network when the cache has that commit's file."""
+    try:
+        import huggingface_hub
+        from huggingface_hub.errors import EntryNotFoundError
+    except ImportError:
+        raise DatasetUnavailable(
+            f"{what}: fetching {hub.url} needs huggingface_hub and pyarrow (pip install "
+            f"huggingface_hub pyarrow); or pass {override}") from None
+    try:
+        return Path(huggingface_hub.hf_hub_download(
+            hub.repo, hub.filename, repo_type="dataset", revision=hub.revision))
+    except (EntryNotFoundError, OSError) as exc:
+        # Every way the Hub can fail lands here: offline, no route, not found, refused.
+        why = ("HF_HUB_OFFLINE is set" if huggingface_hub.is_offline_mode()
+               else f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
+               if str(exc).strip() else type(exc).__name__)
+        raise DatasetUnavailable(
+            f"{what}: {hub.url} is not in the Hugging Face cache "
+            f"({huggingface_hub.constants.HF_HUB_CACHE}) and could not be downloaded ({why}). "
+            f"Fetch it once where the Hub is reachable (hf download {hub.repo} {hub.filename} "
+            f"--repo-type dataset --revision {hub.revision}), or pass {override}") from None
+
+
+def rows_as_jsonl(path: Path, columns: tuple[str, ...], what: str, origin: str) -> bytes:
+    """The table's rows as JSON lines, in table order. json.dumps' defaults (ASCII escapes,
+    ", " and ": ") are how the GSM8K release writes its lines, so a table holding the
+    release's rows gives back the release's bytes and its sha256."""
+    try:
+        import pyarrow
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DatasetUnavailable(f"{what}: reading {origin} needs pyarrow (pip install "
+                                 f"pyarrow)") from None
+    try:
+        rows = pq.read_table(path, columns=list(columns)).to_pylist()
+    except (pyarrow.ArrowException, OSError, ValueError) as exc:
+        raise DatasetUnavailable(f"{what}: {origin} is not a parquet table with columns "
+                                 f"{', '.join(columns)} ({type(exc).__name__})") from None
+    return "".join(json.dumps({c: row[c] for c in columns}) + "\n" for row in rows).encode()
+
+
+def fetch_rows_as_jsonl(hub: HubFile, what: str, override: str) -> tuple[str, bytes]:
+    """(where it came from, its rows as JSON lines)."""
+    path = fetch(hub, what, override)
+    origin = f"{hub.url} (cached at {path}), as JSON lines,"
+    return origin, rows_as_jsonl(path, hub.columns, what, origin)

@@ -1,0 +1,82 @@
+"""Token-exact, seeded prompts built with the served model's own tokenizer.
+
+Prompts are token-id lists sent as ids (``input_ids`` / a token-list ``prompt``), so the
+server sees exactly the length asked for. Ids are drawn from the model's ordinary vocabulary
+(special and added tokens excluded), the way sglang's random-ids dataset does. The tokenizer
+is read from ``tokenizer.json`` in the model directory, never from a hub.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from pytest_rocm_llm.errors import InfrastructureError
+
+
+class TokenizerUnavailable(InfrastructureError):
+    pass
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The ids a prompt may use."""
+
+    ids: np.ndarray
+    path: Path
+
+    def sample(self, n: int, rng: np.random.Generator) -> list[int]:
+        return rng.choice(self.ids, size=n, replace=True).tolist()
+
+
+@lru_cache(maxsize=4)
+def load_vocabulary(model_dir: str) -> Vocabulary:
+    path = Path(model_dir) / "tokenizer.json"
+    if not path.is_file():
+        raise TokenizerUnavailable(
+            f"{path} not found: prompts are built with the served model's tokenizer; the "
+            "model directory must be readable from the test process (--llm-model-path)")
+    from tokenizers import Tokenizer  # imported here: loading the plugin stays light
+
+    tok = Tokenizer.from_file(str(path))
+    data = json.loads(path.read_text())
+    special = {t["id"] for t in data.get("added_tokens", [])}
+    ids = np.array([i for i in range(tok.get_vocab_size(with_added_tokens=False))
+                    if i not in special], dtype=np.int64)
+    if ids.size == 0:
+        raise TokenizerUnavailable(f"{path}: empty vocabulary")
+    return Vocabulary(ids, path)
+
+
+def shared_prefix_prompts(vocab: Vocabulary, count: int, input_tokens: int,
+                          cache_hit: float, seed: int) -> list[list[int]]:
+    """``count`` prompts of exactly ``input_tokens`` ids. A ``cache_hit`` share of each is a
+    prefix common to all of them, the rest is unique, so once the first has been served the
+    prefix cache can serve that share of every later prompt."""
+    if not 0.0 <= cache_hit < 1.0:
+        raise ValueError(f"cache_hit must be in [0, 1), got {cache_hit}")
+    rng = np.random.default_rng(seed)
+    shared = round(input_tokens * cache_hit)
+    prefix = vocab.sample(shared, rng)
+    prompts = []
+    for _ in range(count):
+        prompts.append(prefix + vocab.sample(input_tokens - shared, rng))
+    return prompts
+
+
+def poisson_schedule(count: int, rate: float, seed: int) -> list[float]:
+    """Send times (s) of a seeded Poisson process at ``rate`` req/s, scaled so the last send
+    falls at exactly ``count / rate``: over a short run the sample rate of an unscaled Poisson
+    process strays far from its target (±1/sqrt(N)), which would make the achieved-rate
+    precondition measure luck instead of whether the client kept up."""
+    if count <= 0 or rate <= 0:
+        raise ValueError("count and rate must be positive")
+    if rate == float("inf"):
+        return [0.0] * count  # a burst: everything at once
+    gaps = np.random.default_rng(seed).exponential(1.0 / rate, size=count)
+    times = np.cumsum(gaps)
+    return (times * (count / rate) / times[-1]).tolist()

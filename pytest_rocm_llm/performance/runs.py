@@ -1,0 +1,126 @@
+"""Run each declared workload once per session and share the result among its checks.
+
+No pytest in here. A run against a server that died mid-way raises ``ServerDied`` (an
+infrastructure failure with the log tail) instead of returning numbers from a dead server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_rocm_llm.config.targets import Target
+from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.performance.metrics import usd_per_million_output_tokens
+from pytest_rocm_llm.performance.prompts import load_vocabulary
+from pytest_rocm_llm.performance.records import records_to_csv
+from pytest_rocm_llm.performance.workloads import (
+    WorkloadResult,
+    WorkloadStalled,
+    WorkloadTimeout,
+    run_workload,
+)
+from pytest_rocm_llm.phases import PhaseLog
+from pytest_rocm_llm.serving.pool import LLMServer
+from pytest_rocm_llm.serving.process import ServerError, log_tail
+
+
+class WorkloadTimedOut(ServerError):
+    """A workload exceeded its ``timeout_s``: an infrastructure failure with the log tail."""
+
+
+class ServerHung(ServerError):
+    """Requests in flight received no token for the workload's ``stall_timeout_s``: an
+    infrastructure failure with the log tail (a hang may leave no traceback: sglang#33978)."""
+
+
+@dataclass
+class WorkloadRuns:
+    target: Target
+    out_dir: Path
+    progress: Callable[[str], None] = print
+    phases: PhaseLog = field(default_factory=PhaseLog)
+    _results: dict[tuple[str, str], WorkloadResult] = field(default_factory=dict)
+    _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
+
+    @property
+    def results(self) -> dict[tuple[str, str], WorkloadResult]:
+        return dict(self._results)
+
+    def artifacts(self, suite: str, workload: str) -> dict[str, str]:
+        """Where the run's per-request records and metrics were written."""
+        stem = self.out_dir / f"{suite}-{workload}"
+        return {"records_csv": str(stem.with_suffix(".csv")),
+                "metrics_json": str(stem.with_suffix(".json"))}
+
+    def get(self, suite: str, workload: Workload, server: LLMServer) -> WorkloadResult:
+        key = (suite, workload.name)
+        if key in self._errors:
+            raise self._errors[key]
+        if key in self._results:
+            return self._results[key]
+        try:
+            with self.phases.measure("workload", f"{suite}/{workload.name}"):
+                result = self._run(suite, workload, server)
+        except Exception as exc:
+            self._errors[key] = exc
+            raise
+        self._results[key] = result
+        return result
+
+    def _run(self, suite: str, w: Workload, server: LLMServer) -> WorkloadResult:
+        vocab = load_vocabulary(server.model_path)
+        n, tokens = w.expected_tokens
+        self.progress(f"[rocm-llm] {suite}/{w.name}: {w.kind} on {server.profile}, "
+                      f"{w.input_tokens} in / {w.output_tokens} out, ~{n} requests "
+                      f"({tokens} tokens)")
+        try:
+            # A server that dies mid-run ends the run at once (ServerDied with its log tail).
+            result = run_workload(server.base_url, server.served_model_name, vocab, w,
+                                  self.progress, watch=server.check_alive)
+        except WorkloadStalled as exc:
+            log = server.log_path
+            raise ServerHung(f"{suite}/{w.name} on {server.profile}: server hung: {exc}", log,
+                             log_tail(log) if log else "") from None
+        except WorkloadTimeout as exc:
+            log = server.log_path
+            raise WorkloadTimedOut(f"{suite}/{w.name} on {server.profile}: {exc} (the server "
+                                   "hangs, or is too slow for this bound)", log,
+                                   log_tail(log) if log else "") from None
+        server.check_alive()  # numbers from a server that died mid-run are not a verdict
+        m = result.metrics
+        m["usd_per_mtok"] = usd_per_million_output_tokens(
+            self.target.usd_per_gpu_hour, self.target.gpus_per_node, m.get("output_tok_s"))
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        stem = self.out_dir / f"{suite}-{w.name}"
+        stem.with_suffix(".csv").write_text(records_to_csv(result.records))
+        stem.with_suffix(".json").write_text(json.dumps(
+            {"workload": w.name, "kind": w.kind, "profile": server.profile,
+             "metrics": m, "steps": result.steps, "trials": result.trials,
+             "output_speed_definition": "(completion_tokens - 1) / (e2e - TTFT)"},
+            indent=2))
+        self.progress(f"[rocm-llm] {suite}/{w.name}: " + summarize(result)
+                      + f" (per-request records: {stem.with_suffix('.csv')})")
+        return result
+
+
+def summarize(result: WorkloadResult) -> str:
+    m = result.metrics
+
+    def f(key: str, fmt: str) -> str:
+        v = m.get(key)
+        return "-" if v is None else format(v, fmt)
+
+    parts = [f"{f('succeeded', '.0f')}/{f('requests', '.0f')} ok"]
+    if result.workload.kind == "single_stream":
+        parts.append(f"output speed {f('output_speed_tok_s', '.1f')} tok/s")
+        parts.append(f"TTFT p50 {f('ttft_p50_s', '.2f')} s")
+    else:
+        parts += [f"{f('output_tok_s', '.1f')} out tok/s", f"TTFT max {f('ttft_max_s', '.2f')} s",
+                  f"rate {f('achieved_request_rate', '.3f')} req/s",
+                  f"cache hit {f('cache_hit_ratio', '.1%')}"]
+    if result.workload.kind == "rate_sweep":
+        parts.append(f"saturation {f('saturation_rate', 'g')} req/s")
+    return ", ".join(parts)

@@ -1,0 +1,239 @@
+"""The pytest glue of one check: run (once) what it reads, decide, record, report.
+
+Every outcome leaves a verdict row in the test's ``user_properties`` (they travel to the
+xdist controller with the report), queues a baseline entry where the update flow asks for
+one, annotates the Allure result when a report is being written, and then passes or fails
+the test with a message that leads with what broke.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_rocm_llm.errors import VerdictFailure
+from pytest_rocm_llm.plugin import allure as allure_report
+from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values
+from pytest_rocm_llm.report.collector import VERDICT_PROPERTY, RunCollector
+from pytest_rocm_llm.verdicts.judge import (
+    BaselineCache,
+    Outcome,
+    base_verdict,
+    judge_eval,
+    judge_workload,
+    profile_argv,
+    unjudged_verdict,
+)
+from pytest_rocm_llm.verdicts.provenance import collect
+from pytest_rocm_llm.verdicts.verdict import Mode, Verdict
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.config.settings import Settings
+    from pytest_rocm_llm.config.suite import Suite
+    from pytest_rocm_llm.config.targets import Target
+    from pytest_rocm_llm.correctness.result import EvalResult
+    from pytest_rocm_llm.correctness.runs import EvalRuns
+    from pytest_rocm_llm.performance.runs import WorkloadRuns
+    from pytest_rocm_llm.performance.workloads import WorkloadResult
+    from pytest_rocm_llm.serving.pool import LLMServer
+    from pytest_rocm_llm.verdicts.checks import Check
+
+LOG_TAIL_LINES = 200
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What every check of a run shares."""
+
+    settings: Settings
+    suite: Suite
+    target: Target
+    collector: RunCollector
+    baselines: BaselineCache
+    infrastructure: Callable[[Exception], str]
+    infra_errors: tuple[type[Exception], ...]
+
+    @property
+    def mode(self) -> Mode:
+        return self.settings.baseline_mode  # type: ignore[return-value]
+
+
+def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
+    return collect(
+        engine=server.engine, engine_version=server.engine_version,
+        profile_argv=profile_argv(ctx.suite, ctx.target, server.profile),
+        model=ctx.suite.model_for(ctx.target).id, launch_argv=server.argv,
+        suite_dir=ctx.suite.directory, container_image=ctx.settings.container_image,
+        local=server.process is not None, log_path=server.log_path)
+
+
+def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:
+    secrets = secret_values(server.argv, server.env)
+    out = [allure_report.Attachment(
+        f"server argv ({server.profile})",
+        " ".join(redact_argv(server.argv)) + "\n\nenvironment:\n" + "\n".join(
+            f"{k}={v}" for k, v in redact_env(server.env).items()), "text")]
+    if server.log_path is not None and server.log_path.is_file():
+        # The engine's own output quotes its arguments (sglang logs server_args).
+        lines = server.log_path.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+        out.append(allure_report.Attachment(
+            f"server log tail ({server.profile}, last {len(lines)} lines)",
+            redact_text("\n".join(lines), secrets), "text"))
+    return out
+
+
+def workload_attachments(result: WorkloadResult, artifacts: Mapping[str, str]
+                         ) -> list[allure_report.Attachment]:
+    from pytest_rocm_llm.performance.records import records_to_csv
+    from pytest_rocm_llm.report import plots
+
+    w = result.workload
+    out = [allure_report.Attachment(f"metrics ({w.name})", json.dumps(
+        {"workload": w.name, "metrics": result.metrics, "trials": result.trials,
+         "steps": result.steps}, indent=2, default=str), "json"),
+        allure_report.Attachment(f"per-request records ({w.name})",
+                                 records_to_csv(result.records), "csv")]
+    hist = plots.latency_histogram(result.records, f"{w.name}: latency")
+    if hist:
+        out.append(allure_report.Attachment(f"latency histogram ({w.name})", hist, "png"))
+    if result.steps:
+        sweep = plots.throughput_vs_rate(result.steps, f"{w.name}: throughput vs rate")
+        if sweep:
+            out.append(allure_report.Attachment(f"throughput vs rate ({w.name})", sweep, "png"))
+    return out
+
+
+def finish(request: pytest.FixtureRequest, ctx: CheckContext, outcome: Outcome,
+           attachments: Callable[[], list[allure_report.Attachment]]) -> float | None:
+    d = outcome.decision
+    request.node.user_properties.append((VERDICT_PROPERTY, d.verdict.to_json()))
+    if d.write is not None:
+        path, _ = ctx.baselines.get(ctx.target.name, ctx.suite.name)
+        ctx.collector.queue(path, ctx.suite.name, ctx.target.name, d.verdict.check, d.write)
+    if allure_report.active(request.config):
+        allure_report.annotate(d.verdict, attachments())
+    if outcome.error is not None:
+        __tracebackhide__ = True
+        raise outcome.error
+    return d.verdict.measured
+
+
+def infrastructure(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
+                   profile: str, feature: str, exc: Exception) -> None:
+    msg = ctx.infrastructure(exc)
+    v = Verdict(**{**base_verdict(check, ctx.suite, ctx.target, profile, feature,
+                                  request.node.nodeid, check.workload, {}).to_json(),
+                   "status": "infrastructure", "message": msg, "references": ()})
+    request.node.user_properties.append((VERDICT_PROPERTY, v.to_json()))
+    if allure_report.active(request.config):
+        allure_report.annotate(v, [])
+    pytest.fail(msg, pytrace=False)
+
+
+def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
+                       servers: Callable[[str | None], LLMServer],
+                       runs: WorkloadRuns) -> float | None:
+    assert check.workload is not None
+    reference: WorkloadResult | None = None
+    if check.relative_to is not None:
+        # The reference run first, from the session's cache when an earlier test ran it (then
+        # its server is not asked for at all); else on its own profile's server, before this
+        # check's own, so on a node holding one server at a time the one left up is the one
+        # the next tests of this check's profile want. A stopped reference server relaunches.
+        rw = ctx.suite.workload_for(check.relative_to, ctx.target)
+        reference = runs.results.get((ctx.suite.name, rw.name))
+        if reference is None:
+            ref_profile = rw.profile or ctx.suite.default_profile
+            ref_server = servers(ref_profile)
+            try:
+                reference = runs.get(ctx.suite.name, rw, ref_server)
+            except ctx.infra_errors as exc:
+                infrastructure(request, ctx, check, ref_profile, "performance", exc)
+                raise  # unreachable: pytest.fail raised
+    w = ctx.suite.workload_for(check.workload, ctx.target)
+    profile = w.profile or ctx.suite.default_profile
+    server = servers(profile)  # skips or fails (infrastructure) by itself
+    try:
+        result = runs.get(ctx.suite.name, w, server)
+    except ctx.infra_errors as exc:
+        infrastructure(request, ctx, check, profile, "performance", exc)
+        raise  # unreachable: pytest.fail raised
+    artifacts = runs.artifacts(ctx.suite.name, w.name)
+    outcome = judge_workload(check, result, ctx.suite, ctx.target, server, ctx.baselines,
+                             ctx.mode, provenance_of(ctx, server), request.node.nodeid,
+                             artifacts, reference)
+
+    def attachments() -> list[allure_report.Attachment]:
+        out = server_attachments(server) + workload_attachments(result, artifacts)
+        if reference is not None:
+            out += workload_attachments(reference, runs.artifacts(
+                ctx.suite.name, reference.workload.name))
+        return out
+
+    return finish(request, ctx, outcome, attachments)
+
+
+def eval_attachments(result: EvalResult) -> list[allure_report.Attachment]:
+    return [
+        allure_report.Attachment(f"metrics ({result.name})", json.dumps(
+            {"evaluation": result.name, "kind": result.kind, "metrics": dict(result.metrics),
+             "problems": list(result.problems), "details": list(result.details)}, indent=2),
+            "json"),
+        allure_report.Attachment(f"per-item records ({result.name})",
+                                 json.dumps(list(result.records), indent=1, default=str),
+                                 "json")]
+
+
+def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
+                   servers: Callable[[str | None], LLMServer], evals: EvalRuns) -> float | None:
+    from pytest_rocm_llm.config.evals import profiles_of
+    from pytest_rocm_llm.correctness.runs import EvalUnavailable
+    from pytest_rocm_llm.serving.pool import ConfigProblem
+
+    assert check.eval is not None
+    config = ctx.suite.eval_for(check.eval, ctx.target)
+    profile = profiles_of(config)[0] or ctx.suite.default_profile
+    try:
+        result = evals.get(ctx.suite.name, config, servers)
+    except EvalUnavailable as exc:
+        pytest.skip(f"{check.name}: {exc}")
+    except ConfigProblem as exc:  # e.g. a length the served context cannot hold
+        pytest.fail(f"{check.name}: {exc}", pytrace=False)
+    except ctx.infra_errors as exc:
+        infrastructure(request, ctx, check, profile, "correctness", exc)
+        raise  # unreachable: pytest.fail raised
+    server = servers(profile)
+    artifacts = evals.artifacts(ctx.suite.name, config.name)
+    outcome = judge_eval(check, result, ctx.suite, ctx.target, server, ctx.baselines,
+                         ctx.mode, provenance_of(ctx, server), request.node.nodeid, artifacts)
+    return finish(request, ctx, outcome,
+                  lambda: server_attachments(server) + eval_attachments(result))
+
+
+def record_unjudged(item: pytest.Item, report: pytest.TestReport, excinfo: Any,
+                    suite: Suite, target: Target) -> None:
+    """A check's test that skipped or failed before recording a verdict (a fixture's skip in
+    setup, missing data, a server that never came up) gets a not-judged row with the reason,
+    on the report so it reaches the xdist controller like any other row. Deselected tests
+    never run, so they get none."""
+    if report.when == "teardown" or report.passed or hasattr(report, "wasxfail"):
+        return
+    if target.name not in suite.targets:
+        return  # not declared for this target: the suite's skip says so, no row is owed
+    check = getattr(item, "callspec", None) and item.callspec.params.get("llm_check")
+    if check is None or any(name == VERDICT_PROPERTY for name, _ in item.user_properties):
+        return
+    if excinfo is not None and isinstance(excinfo.value, VerdictFailure):
+        return  # the test judged the build itself (a floor missed, a precondition not met)
+    text = ((str(excinfo.value) or type(excinfo.value).__name__) if excinfo is not None
+            else report.longreprtext)
+    text = text.removeprefix(f"{check.name}: ")
+    reason = f"{'skipped' if report.skipped else 'failed before judging'}: {text}"
+    row = (VERDICT_PROPERTY, unjudged_verdict(check, suite, target, item.nodeid,
+                                              reason).to_json())
+    item.user_properties.append(row)
+    report.user_properties.append(row)

@@ -1,0 +1,36 @@
+"""What a run leaves behind once it ends (controller only): the results file for CI
+dashboards and the Allure report's environment and categories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_rocm_llm.config.settings import Settings
+from pytest_rocm_llm.report.collector import RunCollector
+
+
+def write_run_outputs(config: pytest.Config, s: Settings, collector: RunCollector) -> None:
+    """The controller's end of a run: the --llm-results file and Allure's run files."""
+    run = {"target": s.target.name if s.target else None, "baseline_mode": s.baseline_mode,
+           "baselines_dir": str(s.baselines_dir), "container_image": s.container_image,
+           "rootdir": str(config.rootpath)}
+    if s.results_path is not None:
+        from pytest_rocm_llm.report.collector import results_document
+        from pytest_rocm_llm.verdicts.baselines import write_atomic
+
+        write_atomic(s.results_path, results_document(collector.verdicts, run,
+                                                      collector.changes, collector.phases))
+    from pytest_rocm_llm.plugin import allure as allure_report
+
+    if allure_report.active(config) and collector.verdicts:
+        import socket
+
+        def joined(attr: str) -> str:
+            return ", ".join(sorted({getattr(v, attr) for v in collector.verdicts} - {""}))
+
+        env = {"target": joined("target"), "engine": joined("engine"),
+               "model": joined("model"), "suites": joined("suite"),
+               "host": socket.gethostname(), "baseline_mode": s.baseline_mode}
+        allure_report.write_run_files(Path(config.option.allure_report_dir), env)

@@ -1,0 +1,86 @@
+"""What can be checked before the first server launch, checked then.
+
+No pytest in here. A broken baseline file is a ``ConfigError`` (through the same
+``BaselineCache`` the checks read later, so there is one validation path and the file is
+read once); evaluation data and tools the user pointed at are read and hashed, so a missing
+or altered file is known in seconds instead of after the first workload on a GPU node.
+Nothing is fetched: GSM8K without ``--llm-data-dir`` comes from the Hub when its eval runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from pytest_rocm_llm.errors import ConfigError, Unavailable
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.config.settings import Settings
+    from pytest_rocm_llm.config.suite import Suite
+    from pytest_rocm_llm.config.targets import Target
+    from pytest_rocm_llm.verdicts.checks import Check
+    from pytest_rocm_llm.verdicts.judge import BaselineCache
+
+
+def load_baselines(suites: Iterable[Suite], target: Target, baselines: BaselineCache) -> None:
+    """Raises ConfigError naming the file and field of the first broken baseline."""
+    for suite in suites:
+        baselines.get(target.name, suite.name)
+
+
+def check_eval_inputs(config: Any, settings: Settings) -> None:
+    """Raises Unavailable when the eval's local data or tool is missing or altered."""
+    if config.kind == "tau2":
+        from pytest_rocm_llm.correctness.accuracy import tau2
+
+        tau2.find_command(config)
+    elif config.kind == "gpqa" or (config.kind == "gsm8k" and settings.data_dir is not None):
+        from pytest_rocm_llm.correctness.accuracy.config import build_items
+
+        build_items(config, settings.data_dir, settings.gpqa_csv, settings.gpqa_sha256)
+
+
+def unjudgeable(checks: Iterable[tuple[Suite, Check]], target: Target,
+                settings: Settings) -> list[str]:
+    """One line per check that will not be judged for want of data or a tool (each eval's
+    inputs checked once)."""
+    from pytest_rocm_llm.serving.pool import model_problem
+
+    problems: dict[tuple[str, str], str | None] = {}
+    models: dict[str, str | None] = {}
+    out = []
+    for suite, check in checks:
+        if target.name not in suite.targets:
+            continue  # a suite for other targets skips whole, with its own reason
+        if suite.name not in models:
+            models[suite.name] = model_problem(suite, target, settings)
+        if models[suite.name] is not None:
+            out.append(f"{suite.name}/{check.name}: {models[suite.name]}")
+            continue
+        if check.eval is None:
+            continue
+        key = (suite.name, check.eval)
+        if key not in problems:
+            try:
+                check_eval_inputs(suite.eval_for(check.eval, target), settings)
+                problems[key] = None
+            except Unavailable as exc:
+                problems[key] = str(exc)
+        if problems[key] is not None:
+            out.append(f"{suite.name}/{check.name}: {problems[key]}")
+    return out
+
+
+def preflight(suites: Iterable[Suite], checks: Iterable[tuple[Suite, Check]], target: Target,
+              settings: Settings, baselines: BaselineCache) -> list[str]:
+    """Everything a run can check before its first launch. ConfigError on a broken baseline,
+    and on a GPU target for a check that cannot be judged (the run would fail at its end,
+    hours later) unless --llm-allow-unjudged; otherwise the lines to announce."""
+    load_baselines(suites, target, baselines)
+    problems = unjudgeable(checks, target, settings)
+    if problems and target.is_gpu and not settings.allow_unjudged:
+        raise ConfigError(
+            f"these checks cannot be judged on target {target.name}:\n  "
+            + "\n  ".join(problems) + "\nprovide what they need, deselect them, or pass "
+            "--llm-allow-unjudged (ini llm_allow_unjudged) to run the rest")
+    return [f"[rocm-llm] will not be judged: {line}" for line in problems]

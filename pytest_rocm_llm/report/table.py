@@ -1,0 +1,93 @@
+"""The end-of-run verdict table: check | measured | floor | baseline | delta | verdict,
+grouped by suite and profile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from pytest_rocm_llm.verdicts.verdict import Verdict
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.config.targets import Target
+    from pytest_rocm_llm.performance.runs import WorkloadRuns
+    from pytest_rocm_llm.report.collector import RunCollector
+
+HEADER = ("check", "measured", "floor", "baseline", "delta", "verdict")
+
+VERDICT_WORDS = {
+    "pass": "PASS", "fail": "FAIL", "new": "NEW (recorded)", "updated": "UPDATED",
+    "precondition": "PRECONDITION NOT MET", "infrastructure": "INFRASTRUCTURE",
+    "not-judged": "NOT JUDGED",
+}
+
+
+def _num(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "-"
+    return f"{v:.4g}{' ' + unit if unit else ''}"
+
+
+def row(v: Verdict) -> tuple[str, ...]:
+    base = "-"
+    if v.baseline is not None:
+        base = _num(v.baseline, v.unit) + (" (published)" if v.baseline_kind == "published"
+                                           else "")
+    measured = _num(v.measured, v.unit)
+    if v.spread:
+        measured += f" ±{v.spread:.2g}"
+    delta = "-" if v.delta_pct is None else f"{v.delta_pct:+.1f}%"
+    return (v.check, measured, v.floor or "-", base, delta, VERDICT_WORDS.get(v.status, v.status))
+
+
+def render(verdicts: Iterable[Verdict]) -> list[str]:
+    groups: dict[tuple[str, str, str], list[Verdict]] = {}
+    for v in verdicts:
+        groups.setdefault((v.target, v.suite, v.profile), []).append(v)
+    lines: list[str] = []
+    for (target, suite, profile), vs in groups.items():
+        rows = [HEADER] + [row(v) for v in vs]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+        lines.append(f"{suite} [{target}] profile {profile}")
+        for i, r in enumerate(rows):
+            lines.append("  " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
+                         .rstrip())
+            if i == 0:
+                lines.append("  " + "-+-".join("-" * w for w in widths))
+        for v in vs:
+            if v.status == "not-judged":  # under the table: a reason would stretch its column
+                lines.append(f"  {v.check}: {VERDICT_WORDS[v.status]}: "
+                             f"{(v.message or '?').splitlines()[0]}")
+            for ref in v.references:
+                lines.append(f"  {v.check}: reference {ref}")
+            for note in v.notes:
+                lines.append(f"  {v.check}: note: {note}")
+    return lines
+
+
+def write_summary(tr: Any, collector: RunCollector, runs: WorkloadRuns | None,
+                  target: Target | None) -> None:
+    """The run's closing sections: verdicts, baselines written, workload summaries."""
+    if collector.verdicts:
+        tr.section("rocm-llm verdicts")
+        for line in render(collector.verdicts):
+            tr.write_line(line)
+    if collector.changes or collector.write_errors:
+        tr.section("rocm-llm baselines written")
+        for change in collector.changes:
+            tr.write_line(change.describe())
+        for err in collector.write_errors:
+            tr.write_line(err, red=True)
+    if collector.phases.rows:
+        tr.section("rocm-llm time by phase")
+        for line in collector.phases.render():
+            tr.write_line(line)
+    if runs is None or not runs.results:
+        return
+    from pytest_rocm_llm.performance.runs import summarize
+
+    tr.section("rocm-llm workloads")
+    tr.write_line(f"target {target.name if target else '-'}; output speed = "
+                  "(completion_tokens - 1) / (e2e - TTFT)")
+    for (suite, name), result in runs.results.items():
+        tr.write_line(f"{suite}/{name} [{result.workload.kind}]: {summarize(result)}")

@@ -1,0 +1,118 @@
+"""Engine adapters: how to launch an engine, know it is ready, and check its flags.
+
+An engine lives in its own environment (its pins clash with ours), so adapters only build
+command lines and speak HTTP; they never import the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from pytest_rocm_llm.config.targets import FlagValue
+from pytest_rocm_llm.errors import InfrastructureError
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.serving.speculation import SpecCounters
+
+
+def flags_to_argv(flags: Mapping[str, FlagValue]) -> list[str]:
+    """``{"tp-size": 8, "enable-x": True, "cuda-graph-bs": ("1", "2")}`` -> argv words."""
+    argv: list[str] = []
+    for name, value in flags.items():
+        if value is False:
+            continue
+        argv.append(f"--{name}")
+        if value is True:
+            continue
+        if isinstance(value, tuple):
+            argv.extend(value)
+        else:
+            argv.append(str(value))
+    return argv
+
+
+@dataclass(frozen=True)
+class FlagCheck:
+    """The engine's own parser's verdict on one profile's command line."""
+
+    profile: str
+    ok: bool
+    message: str = ""
+    unknown: tuple[str, ...] = ()
+
+
+class EngineError(InfrastructureError):
+    """The engine environment is unusable (missing, wrong version, cannot import)."""
+
+
+FLAGCHECK_MARK = "@@ROCM_LLM_FLAGCHECK@@"  # the check scripts' result line starts with it
+
+
+def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, list[str]],
+                   env: Mapping[str, str] | None, timeout_s: float, label: str,
+                   module: str) -> tuple[str, list[FlagCheck]]:
+    """Run an engine's own argument parser (``script``, inside the engine environment) over
+    every profile's argv; ``label`` names the engine in messages, ``module`` what must be
+    importable. Raises EngineError when the engine cannot be run."""
+    argv = [*prefix, "-c", script, json.dumps(dict(profiles))]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
+                             env={**os.environ, **(env or {})}, check=False)
+    except FileNotFoundError:
+        raise EngineError(f"engine interpreter {prefix[0]!r} not found") from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"{label}'s argument parser did not answer in {timeout_s:.0f} s "
+                          f"(engine: {' '.join(prefix)})") from None
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith(FLAGCHECK_MARK)), None)
+    if line is None:
+        tail = "\n".join((out.stderr or out.stdout).splitlines()[-15:])
+        raise EngineError(f"could not run {label}'s argument parser with {' '.join(prefix)} "
+                          f"(exit {out.returncode}):\n{tail}")
+    data = json.loads(line[len(FLAGCHECK_MARK):])
+    if "import_error" in data:
+        raise EngineError(f"{module} is not importable by {' '.join(prefix)}: "
+                          f"{data['import_error']}; point --llm-engine-python or "
+                          f"--llm-engine-cmd at the {label} environment")
+    checks = [FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]))
+              for name, r in data["results"].items()]
+    return data["version"], checks
+
+
+class Engine(Protocol):
+    name: str
+    health_path: str
+
+    def launch_argv(self, prefix: Sequence[str], model_path: str, served_name: str,
+                    host: str, port: int, flags: Mapping[str, FlagValue]) -> list[str]: ...
+
+    def base_args(self, model_path: str, served_name: str, host: str,
+                  port: int) -> list[str]: ...
+
+    def check_flags(self, prefix: Sequence[str], profiles: Mapping[str, list[str]],
+                    env: Mapping[str, str] | None = None,
+                    timeout_s: float = 300.0) -> tuple[str, list[FlagCheck]]: ...
+
+    def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict: ...
+
+    def spec_counters(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> SpecCounters | None:
+        """Speculative counters since start; None when the engine reports speculation per
+        request or not at all. Only the difference of two readings describes a run."""
+        ...
+
+
+def get_engine(name: str) -> Engine:
+    if name == "sglang":
+        from pytest_rocm_llm.serving.engines.sglang import SGLang
+
+        return SGLang()
+    if name == "vllm":
+        from pytest_rocm_llm.serving.engines.vllm import VLLM
+
+        return VLLM()
+    raise KeyError(name)

@@ -1,0 +1,102 @@
+"""sglang: launch line, readiness, server info, and flag validation by sglang's own parser.
+
+Interface as read from sglang 0.5.23's source: ``python -m sglang.launch_server``;
+``/health_generate`` answers 503 while starting and 200 once a one-token generation went
+through; ``/server_info`` (``/get_server_info`` before it was renamed) returns the resolved
+server args plus ``version`` and ``internal_states``; ``ServerArgs.add_cli_args`` builds the
+launcher's argparse parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import httpx
+
+from pytest_rocm_llm.config.targets import FlagValue
+from pytest_rocm_llm.serving.engines import FlagCheck, flags_to_argv, run_flag_check
+from pytest_rocm_llm.serving.speculation import SpecCounters
+
+# Runs inside the engine's environment (by ``python -c``, so it works through a container
+# prefix too). Parses each profile's argv with the launcher's own parser, with abbreviations
+# off: a renamed flag must not silently match a longer, different one.
+_CHECK_SCRIPT = r"""
+import argparse, json, sys
+payload = json.loads(sys.argv[1])
+try:
+    from sglang.srt.server_args import ServerArgs
+except Exception as exc:
+    print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"import_error": f"{type(exc).__name__}: {exc}"}))
+    sys.exit(0)
+try:
+    from sglang.version import __version__ as version
+except Exception:
+    version = "unknown"
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ValueError(message)
+
+results = {}
+for name, argv in payload.items():
+    parser = Parser(prog="sglang.launch_server", allow_abbrev=False)
+    ServerArgs.add_cli_args(parser)
+    try:
+        _, unknown = parser.parse_known_args(argv)
+    except ValueError as exc:
+        results[name] = {"ok": False, "message": str(exc), "unknown": []}
+        continue
+    flags = [w.split("=", 1)[0] for w in unknown if w.startswith("-")]
+    if unknown:
+        msg = "unrecognized arguments: " + " ".join(unknown)
+        results[name] = {"ok": False, "message": msg, "unknown": flags}
+    else:
+        results[name] = {"ok": True, "message": "", "unknown": []}
+print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"version": version, "results": results}))
+"""
+
+
+class SGLang:
+    name = "sglang"
+    health_path = "/health_generate"
+
+    def launch_argv(self, prefix: Sequence[str], model_path: str, served_name: str,
+                    host: str, port: int, flags: Mapping[str, FlagValue]) -> list[str]:
+        return [*prefix, "-m", "sglang.launch_server", *self.base_args(
+            model_path, served_name, host, port), *flags_to_argv(flags)]
+
+    @staticmethod
+    def base_args(model_path: str, served_name: str, host: str, port: int) -> list[str]:
+        return ["--model-path", model_path, "--served-model-name", served_name,
+                "--host", host, "--port", str(port)]
+
+    def check_flags(self, prefix: Sequence[str], profiles: Mapping[str, list[str]],
+                    env: Mapping[str, str] | None = None,
+                    timeout_s: float = 300.0) -> tuple[str, list[FlagCheck]]:
+        """Parse every profile's argv with the installed sglang's parser. Returns the sglang
+        version and one verdict per profile; raises EngineError if sglang cannot be run."""
+        return run_flag_check(prefix, _CHECK_SCRIPT, profiles, env, timeout_s, "sglang",
+                              "sglang")
+
+    def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict:
+        with httpx.Client(timeout=30.0, headers=dict(headers or {})) as client:
+            r = client.get(base_url + "/server_info")
+            if r.status_code == 404:  # builds before the rename
+                r = client.get(base_url + "/get_server_info")
+            r.raise_for_status()
+            return r.json()
+
+    def resolved_args(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> dict | None:
+        """The server's resolved arguments by field name: ``/server_info`` is
+        ``ServerArgs.resolved_dict()`` (each resolution decision applied over the launcher's
+        input) plus ``version`` and ``internal_states``."""
+        return self.server_info(base_url, headers)
+
+    def spec_counters(self, base_url: str,
+                      headers: Mapping[str, str] | None = None) -> SpecCounters | None:
+        """None: sglang reports speculation per request (``meta_info.spec_verify_ct`` of
+        ``/generate``), which is what a run is measured by. Its ``/server_info``
+        ``avg_spec_accept_length`` is cumulative since start, so it says nothing about a run
+        that followed other traffic on the same server."""
+        return None

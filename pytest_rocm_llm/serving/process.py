@@ -1,0 +1,252 @@
+"""One inference server process: start, wait until ready, watch, stop. No pytest in here.
+
+The server runs in its own process group with output to a log file, so
+stopping it reaches every worker process it forked. A guardian process joins that group and
+kills it if this process dies without stopping it (SIGKILL, an xdist worker crash).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from pytest_rocm_llm.errors import InfrastructureError
+from pytest_rocm_llm.redact import redact_argv, redact_text, secret_values
+from pytest_rocm_llm.serving.guardian import group_members
+from pytest_rocm_llm.serving.ports import bindable
+
+TAIL_LINES = 50
+
+
+class ServerError(InfrastructureError):
+    """The server could not be started or is no longer serving (an infrastructure failure,
+    never a verdict about the build's speed or accuracy)."""
+
+    def __init__(self, message: str, log_path: Path | None = None, tail: str = "") -> None:
+        self.log_path = log_path
+        self.tail = tail
+        text = message
+        if log_path is not None:
+            text += f"\nserver log: {log_path}"
+        if tail:
+            text += f"\n--- last {TAIL_LINES} log lines ---\n{tail}"
+        super().__init__(text)
+
+
+class ServerStartError(ServerError):
+    pass
+
+
+class ServerDied(ServerError):
+    pass
+
+
+# Secret values each server log was written with: engines echo their arguments into their
+# logs (sglang prints its server_args, api_key included), so whoever reads a log back (a
+# failure's tail, an attachment, a signature hit) gets them masked by path, with no need to
+# know which server wrote it.
+_LOG_SECRETS: dict[Path, set[str]] = {}
+
+
+def log_secrets(path: Path | None) -> tuple[str, ...]:
+    return tuple(_LOG_SECRETS.get(Path(path), ())) if path is not None else ()
+
+
+def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` lines of a server log, with the server's secrets masked."""
+    try:
+        with open(path, errors="replace") as fh:
+            tail = "".join(collections.deque(fh, maxlen=lines)).rstrip("\n")
+    except OSError:
+        return ""
+    return redact_text(tail, log_secrets(path))
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    name: str  # e.g. "smoke/default", for messages
+    argv: tuple[str, ...]
+    env: Mapping[str, str]  # added to a clean copy of os.environ
+    host: str
+    port: int
+    health_path: str
+    log_path: Path
+    start_timeout_s: float
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values masked in anything we print or store about this server."""
+        return secret_values(self.argv, self.env)
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+
+class ServerProcess:
+    """A context manager around one engine server process group."""
+
+    def __init__(self, spec: LaunchSpec, progress: Callable[[str], None] = print) -> None:
+        self.spec = spec
+        self.progress = progress
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.guardian: subprocess.Popen[bytes] | None = None
+        self.ready_after_s: float | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.spec.base_url
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def start(self) -> None:
+        spec = self.spec
+        spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if not bindable(spec.host, spec.port):
+            # Else the engine loads for minutes before failing to bind, and meanwhile the
+            # readiness poll may be answered by whatever holds the port.
+            raise ServerStartError(f"{spec.name}: port {spec.port} on {spec.host} is already "
+                                   "in use by another process; free it or let the plugin "
+                                   "pick another port")
+        env = dict(os.environ)
+        env.update(spec.env)
+        _LOG_SECRETS.setdefault(spec.log_path, set()).update(spec.secrets)
+        with open(spec.log_path, "ab") as log:
+            header = redact_text(" ".join(redact_argv(spec.argv)), spec.secrets)
+            log.write(f"$ {header}\n".encode())
+            log.flush()
+            try:
+                self.proc = subprocess.Popen(
+                    list(spec.argv), stdout=log, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, env=env, process_group=0,
+                )
+            except OSError as exc:
+                raise ServerStartError(
+                    f"{spec.name}: cannot execute {spec.argv[0]!r}: {exc.strerror}",
+                    spec.log_path,
+                ) from None
+        try:
+            self.guardian = subprocess.Popen(
+                [sys.executable, "-m", "pytest_rocm_llm.serving.guardian", str(os.getpid()),
+                 str(self.proc.pid)],
+                process_group=self.proc.pid, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONPATH": _package_parent()},
+            )
+        except BaseException:
+            self.stop()
+            raise
+        self.progress(f"[rocm-llm] {spec.name}: loading server at {spec.base_url} "
+                      f"(pid {self.proc.pid}, log {spec.log_path})")
+
+    def wait_ready(self, poll_s: float = 1.0, report_every_s: float = 30.0) -> float:
+        """Poll the health endpoint until it answers 200; returns seconds to ready."""
+        assert self.proc is not None, "start() first"
+        spec = self.spec
+        t0 = time.monotonic()
+        last_report = t0
+        with httpx.Client(timeout=httpx.Timeout(10.0, connect=2.0)) as client:
+            while True:
+                code = self.proc.poll()
+                if code is not None:
+                    raise ServerStartError(
+                        f"{spec.name}: server exited with code {code} while loading",
+                        spec.log_path, log_tail(spec.log_path))
+                try:
+                    r = client.get(spec.base_url + spec.health_path)
+                    if r.status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                now = time.monotonic()
+                if now - t0 > spec.start_timeout_s:
+                    raise ServerStartError(
+                        f"{spec.name}: not ready after {spec.start_timeout_s:.0f} s "
+                        f"(start timeout; raise it with --llm-start-timeout)",
+                        spec.log_path, log_tail(spec.log_path))
+                if now - last_report >= report_every_s:
+                    last_line = log_tail(spec.log_path, 1)[-160:]
+                    self.progress(f"[rocm-llm] {spec.name}: still loading after "
+                                  f"{now - t0:.0f} s: {last_line}")
+                    last_report = now
+                time.sleep(poll_s)
+        self.ready_after_s = time.monotonic() - t0
+        self.progress(f"[rocm-llm] {spec.name}: ready in {self.ready_after_s:.1f} s")
+        return self.ready_after_s
+
+    def check_alive(self) -> None:
+        if self.proc is None:
+            raise ServerDied(f"{self.spec.name}: server was never started")
+        code = self.proc.poll()
+        if code is not None:
+            raise ServerDied(f"{self.spec.name}: server process exited with code {code}",
+                             self.spec.log_path, log_tail(self.spec.log_path))
+
+    def stop(self, grace_s: float = 20.0) -> int | None:
+        """SIGTERM the whole group, then SIGKILL what is left. Returns the exit code."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        pgid = proc.pid
+        _signal_group(pgid, signal.SIGTERM)
+        # A stopped (SIGSTOPped, hung-in-debugger) process acts on SIGTERM only once resumed.
+        _signal_group(pgid, signal.SIGCONT)
+        try:
+            code = proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            code = None
+        # Workers may outlive the leader; give them the same grace. The guardian is in the
+        # group too and exits on SIGTERM; reap it so it does not linger as a zombie member.
+        deadline = time.monotonic() + (grace_s if code is not None else 0)
+        while time.monotonic() < deadline:
+            if self.guardian is not None:
+                self.guardian.poll()
+            if not group_members(pgid):
+                break
+            time.sleep(0.2)
+        _signal_group(pgid, signal.SIGKILL)
+        if code is None:
+            code = proc.wait()
+        if self.guardian is not None:
+            try:
+                self.guardian.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.guardian.kill()
+                self.guardian.wait()
+            self.guardian = None
+        return code
+
+    def __enter__(self) -> ServerProcess:
+        self.start()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _package_parent() -> str:
+    return str(Path(__file__).resolve().parents[2])

@@ -1,0 +1,338 @@
+"""Checks declared in suite.toml, and their verdicts.
+
+A floor is asserted only after the run's preconditions hold: every request succeeded, the
+achieved request rate is within 5% of the target, the achieved prefix-cache hit ratio is
+within 5 points of the target, and every prompt and output had its forced length. A broken
+precondition fails as ``PreconditionNotMet`` naming what broke, never as a speed verdict.
+A rate sweep's preconditions are those of each step; a step the server failed (requests
+failed, TTFT over the SLO) is its measurement, not a broken precondition.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_rocm_llm.config.toml import REQUIRED, Table
+from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.errors import VerdictFailure
+from pytest_rocm_llm.performance.records import RequestRecord
+from pytest_rocm_llm.verdicts.gate import (
+    Gate,
+    Measurement,
+    binomial_stderr,
+    gate_kind_for,
+    stderr_of_mean,
+)
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.performance.workloads import WorkloadResult
+
+BASELINE_GATES = ("floor", "ceiling", "band", "none")
+
+RATE_TOLERANCE = 0.05  # relative
+CACHE_TOLERANCE = 0.05  # absolute (5 points)
+
+UNITS = {
+    "output_speed_tok_s": "tok/s", "output_tok_s": "tok/s", "total_tok_s": "tok/s",
+    "request_throughput": "req/s", "saturation_rate": "req/s", "ttft_p50_s": "s",
+    "ttft_p99_s": "s", "ttft_max_s": "s", "tpot_p50_s": "s", "tpot_p99_s": "s",
+    "itl_p99_s": "s", "e2e_p50_s": "s", "success_ratio": "", "cache_hit_ratio": "",
+    "accept_length": "tok/step", "usd_per_mtok": "$/Mtok",
+}
+# What a relative check (relative_to = ...) may compare: speeds, where higher is better on
+# both sides, so a floor on their ratio reads as "at least this much faster".
+SPEED_METRICS = ("output_speed_tok_s", "output_tok_s", "total_tok_s", "request_throughput")
+
+
+class PreconditionNotMet(VerdictFailure):
+    """The run did not do what the floor assumes; its numbers are not a verdict."""
+
+
+class FloorMissed(VerdictFailure):
+    """The measured value is on the wrong side of its floor or ceiling."""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    workload: str | None  # a performance check reads a workload ...
+    metric: str
+    min: float | None
+    max: float | None
+    source: str
+    description: str = ""
+    # The baseline gate: floor/ceiling by direction unless set; "none" gates on floors only.
+    baseline: str = ""
+    baseline_alpha: float = 0.01
+    baseline_tolerance: float = 0.0
+    eval: str | None = None  # ... a correctness check reads an evaluation
+    # Accuracy floors that respect sample size: the exact one-sided binomial critical value
+    # around the reference score at this false-fail rate, minus the allowance.
+    reference_score: float | None = None
+    alpha: float = 0.01
+    allowance: float = 0.0
+    # A relative check's value is its metric on ``workload`` over the same metric on this
+    # workload (e.g. speculative decoding over no speculation), so its floor is a ratio.
+    relative_to: str | None = None
+
+    @property
+    def unit(self) -> str:
+        from pytest_rocm_llm.config.evals import UNITS as EVAL_UNITS
+
+        if self.relative_to is not None:
+            return "x"
+        return UNITS.get(self.metric, "") if self.workload else EVAL_UNITS.get(self.metric, "")
+
+    @property
+    def feature(self) -> str:
+        return "performance" if self.workload else "correctness"
+
+    @property
+    def direction(self) -> str:
+        return "higher" if self.min is not None or self.reference_score is not None \
+            else "lower"
+
+    @property
+    def gate(self) -> Gate | None:
+        kind = self.baseline or gate_kind_for(self.direction)  # type: ignore[arg-type]
+        if kind == "none":
+            return None
+        return Gate(kind, self.baseline_alpha, self.baseline_tolerance)  # type: ignore[arg-type]
+
+
+def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
+                base: Check | None = None, evals: Mapping[str, Any] | None = None) -> Check:
+    def d(key: str, fallback: object = REQUIRED) -> object:
+        return getattr(base, key) if base is not None else fallback
+
+    evals = evals or {}
+    workload = t.string("workload", d("workload", None))
+    evaluation = t.string("eval", d("eval", None))
+    if (workload is None) == (evaluation is None):
+        t.fail(None, "a check reads either a workload (workload = ...) or an evaluation "
+                     "(eval = ...), one of them")
+    if workload is not None and workload not in workloads:
+        t.fail("workload", f"{workload!r} is not a workload ({', '.join(workloads) or 'none'})")
+    if evaluation is not None and evaluation not in evals:
+        t.fail("eval", f"{evaluation!r} is not an evaluation ({', '.join(evals) or 'none'})")
+    metric = t.string("metric", d("metric"))
+    if workload is not None and metric not in UNITS:
+        t.fail("metric", f"{metric!r} is not a metric; metrics: {', '.join(UNITS)}")
+    if evaluation is not None:
+        from pytest_rocm_llm.config.evals import metric_known, metrics_of
+
+        kind = evals[evaluation].kind
+        if not metric_known(kind, metric):
+            t.fail("metric", f"{metric!r} is not a metric of a {kind} evaluation; "
+                             f"metrics: {metrics_of(kind)}")
+    relative_to = t.string("relative_to", d("relative_to", None))
+    if relative_to is not None:
+        _relative(t, workload, relative_to, workloads, metric)
+    c = Check(
+        name=name, workload=workload, eval=evaluation, metric=metric,
+        min=t.number("min", d("min", None)), max=t.number("max", d("max", None)),
+        source=t.string("source", d("source", "")),
+        description=t.string("description", d("description", "")),
+        baseline=t.string("baseline", d("baseline", "")),
+        baseline_alpha=t.number("baseline_alpha", d("baseline_alpha", 0.01), minimum=0,
+                                exclusive_minimum=True, maximum=0.5),
+        baseline_tolerance=t.number("baseline_tolerance", d("baseline_tolerance", 0.0),
+                                    minimum=0.0, maximum=10.0),
+        reference_score=t.number("reference_score", d("reference_score", None), minimum=0.0,
+                                 maximum=1.0),
+        alpha=t.number("alpha", d("alpha", 0.01), minimum=0, exclusive_minimum=True,
+                       maximum=0.5),
+        allowance=t.number("allowance", d("allowance", 0.0), minimum=0.0, maximum=1.0),
+        relative_to=relative_to,
+    )
+    if c.reference_score is not None and c.eval is None:
+        t.fail("reference_score", "a binomial floor needs an evaluation (eval = ...)")
+    if c.baseline and c.baseline not in BASELINE_GATES:
+        t.fail("baseline", f"{c.baseline!r} is not a gate ({', '.join(BASELINE_GATES)})")
+    if c.min is None and c.max is None and c.reference_score is None:
+        t.fail(None, "a check needs min (a floor), max (a ceiling) or reference_score (a "
+                     "binomial floor around a published score)")
+    if not c.source:
+        t.fail("source", "say where the number comes from (a publication, a measurement)")
+    if workload is not None and metric == "saturation_rate":
+        _saturation_floor(t, workload, workloads[workload], c.min)
+    t.done()
+    return c
+
+
+def _relative(t: Table, name: str | None, ref: str, workloads: Mapping[str, Workload],
+              metric: str) -> None:
+    if name is None:
+        t.fail("relative_to", "a relative check compares two workloads' speeds; an evaluation "
+                              "has none (read a workload with workload = ...)")
+    if ref not in workloads:
+        t.fail("relative_to", f"{ref!r} is not a workload ({', '.join(workloads)})")
+    if ref == name:
+        t.fail("relative_to", f"{name!r} relative to itself is 1 by definition; name the "
+                              "workload it must beat (e.g. the same sizes without speculation)")
+    # Runs of different kinds measure different things (one stream against a loaded
+    # server), so their ratio would say nothing about the feature that differs.
+    mine, theirs = workloads[name].kind, workloads[ref].kind
+    if mine != theirs:
+        t.fail("relative_to", f"{ref!r} is a {theirs} workload and {name!r} a {mine} one; "
+                              f"a ratio compares runs of the same kind: name a {mine} workload")
+    if metric not in SPEED_METRICS:
+        t.fail("metric", f"{metric!r} is not a speed; a relative check (relative_to = ...) "
+                         f"compares speeds: {', '.join(SPEED_METRICS)}")
+
+
+def _saturation_floor(t: Table, name: str, w: Workload, floor: float | None) -> None:
+    if w.kind != "rate_sweep":
+        t.fail("metric", f"saturation_rate is measured by a rate_sweep workload; {name!r} is a "
+                         f"{w.kind}")
+    # A node that cannot hold the first step reads 0 (below every offered rate): against a
+    # floor under that step it may still have held the floor, so the verdict would be a guess.
+    if floor is not None and w.rates and floor < w.rates[0]:
+        t.fail("min", f"a saturation floor of {floor:g} req/s is below the sweep's first rate "
+                      f"{w.rates[0]:g} req/s, so a node failing that step cannot be judged "
+                      f"against it; start workloads.{name}.rates at or below the floor")
+
+
+def _failed(recs: Sequence[RequestRecord]) -> str | None:
+    failed = [r for r in recs if not r.ok]
+    if not failed:
+        return None
+    return (f"{len(failed)}/{len(recs)} requests failed "
+            f"(first: request {failed[0].index}: {failed[0].error})")
+
+
+def _run_problems(w: Workload, m: Mapping[str, float | None], recs: Sequence[RequestRecord],
+                  rate: float | None) -> list[str]:
+    """What the client or the workload's shape got wrong (never a request the server failed):
+    outputs and prompts off their forced length, the offered rate not kept, the cache-hit
+    target not shown."""
+    problems = []
+    ok = [r for r in recs if r.ok]
+    short = [r for r in ok if r.completion_tokens != r.expected_output_tokens]
+    if short:
+        problems.append(f"{len(short)} outputs not at the forced length {w.output_tokens} "
+                        f"(e.g. {short[0].completion_tokens} tokens)")
+    bad_prompts = [r for r in ok if r.prompt_tokens != r.expected_prompt_tokens]
+    if bad_prompts:
+        problems.append(f"{len(bad_prompts)} prompts not at {w.input_tokens} tokens "
+                        f"(server counted {bad_prompts[0].prompt_tokens})")
+    if rate:
+        achieved = m.get("achieved_request_rate")
+        if achieved is None or abs(achieved - rate) > RATE_TOLERANCE * rate:
+            problems.append(f"achieved request rate {achieved or 0:.3f} req/s is not within "
+                            f"{RATE_TOLERANCE:.0%} of the target {rate:g} req/s")
+    # With no successful request there is no cache report to read: that run is the
+    # server's failure, named as such, not a missing --enable-cache-report.
+    if w.kind in ("fixed_rate", "rate_sweep") and w.cache_hit > 0 and ok:
+        hit = m.get("cache_hit_ratio")
+        if hit is None:
+            problems.append("the server reported no cached_tokens (sglang: "
+                            "--enable-cache-report), so the cache-hit target cannot be shown")
+        elif abs(hit - w.cache_hit) > CACHE_TOLERANCE:
+            problems.append(f"achieved prefix-cache hit ratio {hit:.1%} is not within "
+                            f"{CACHE_TOLERANCE * 100:.0f} points of the target {w.cache_hit:.0%}")
+    return problems
+
+
+def preconditions(result: WorkloadResult) -> list[str]:
+    """What is wrong with the run, in words; empty when floors may be asserted."""
+    w, m, recs = result.workload, result.metrics, result.records
+    if w.kind == "rate_sweep":
+        # Each step was validated as it ran (judge_step); a step the server could not hold
+        # is the measurement, not a broken precondition, so the records are not re-read.
+        return list(result.problems) if result.steps else ["the workload produced no requests"]
+    if not recs:
+        return ["the workload produced no requests"]
+    failed = _failed(recs)
+    rate = w.request_rate if w.kind == "fixed_rate" else None
+    return ([failed] if failed else []) + _run_problems(w, m, recs, rate)
+
+
+def judge_step(w: Workload, rate: float, m: Mapping[str, float | None],
+               recs: Sequence[RequestRecord]) -> dict[str, Any]:
+    """One step of a rate sweep, judged on its own: ``invalid`` when it did not run as
+    declared (the step says nothing about ``rate``), else ``held`` or ``broken`` by the SLO
+    (every request succeeded, TTFT max within ``ttft_slo_s``)."""
+    problems = _run_problems(w, m, recs, None) if recs else ["the step produced no requests"]
+    achieved = m.get("achieved_request_rate")
+    # send_s is stamped before the connection opens, so a late send is the load generator
+    # falling behind its schedule, never the server being slow.
+    if recs and (achieved is None or achieved < (1 - RATE_TOLERANCE) * rate):
+        problems.insert(0, f"the client sent at {achieved or 0:.3f} req/s, not within "
+                           f"{RATE_TOLERANCE:.0%} of the offered {rate:g} req/s (the load "
+                           "generator fell behind its schedule)")
+    breaches = []
+    failed = _failed(recs)
+    if failed:
+        breaches.append(failed)
+    slo, ttft = w.ttft_slo_s or 0.0, m.get("ttft_max_s")
+    if ttft is not None and ttft > slo:
+        breaches.append(f"TTFT max {ttft:.2f} s is over the SLO {slo:g} s")
+    status = "invalid" if problems else "broken" if breaches else "held"
+    return {"rate": rate, "status": status, "held": status == "held", "problems": problems,
+            "slo_breaches": breaches, **m}
+
+
+def verify(check: Check, result: WorkloadResult) -> float:
+    """Preconditions and the absolute floor only (no baseline): returns the measured value."""
+    from pytest_rocm_llm.verdicts.verdict import CheckSpec, floor_miss
+
+    __tracebackhide__ = True  # the message says it all; show the test's line, not ours
+    problems = preconditions(result)
+    if problems:
+        raise PreconditionNotMet(
+            f"{check.name}: precondition not met for workload {check.workload}, so "
+            f"{check.metric} is not judged:\n  - " + "\n  - ".join(problems))
+    value = result.metrics.get(check.metric)
+    if value is None:
+        raise PreconditionNotMet(f"{check.name}: the run produced no {check.metric}")
+    miss = floor_miss(CheckSpec(check.name, check.metric, check.unit, check.min, check.max,
+                                check.source, None), value)
+    if miss is not None:
+        raise FloorMissed(miss)
+    return value
+
+
+# Metrics that are a median or mean of per-request values: their spread comes from the run's
+# own requests. Others (maxima, percentiles, rates over a window) get one from trials only.
+_PER_REQUEST = {
+    "output_speed_tok_s": ("output_speed_tok_s", 1.2533),  # stderr of a median ~ 1.25x mean's
+    "tpot_p50_s": ("tpot_s", 1.2533),
+}
+
+
+def measure(check: Check, result: WorkloadResult) -> Measurement:
+    """The check's metric with its noise: across trials when the workload ran several,
+    else from the per-request values the metric summarizes."""
+    value = result.metrics[check.metric]
+    assert value is not None
+    trials = [t[check.metric] for t in result.trials if t.get(check.metric) is not None]
+    if len(trials) >= 2:
+        return Measurement(float(value), len(trials), stderr_of_mean(trials))
+    ok = [r for r in result.records if r.ok]
+    if check.metric == "success_ratio":
+        return Measurement(float(value), len(result.records),
+                           binomial_stderr(float(value), len(result.records)))
+    if check.metric in _PER_REQUEST:
+        attr, factor = _PER_REQUEST[check.metric]
+        values = [v for r in ok if (v := getattr(r, attr)) is not None]
+        se = stderr_of_mean(values)
+        return Measurement(float(value), max(len(values), 1),
+                           se * factor if se is not None else None)
+    return Measurement(float(value), max(len(ok), 1), None)
+
+
+def measure_ratio(check: Check, result: WorkloadResult, reference: WorkloadResult
+                  ) -> Measurement:
+    """A relative check's value: the metric on its workload over the metric on the reference
+    workload, with the delta-method standard error of a ratio of two independent runs
+    (relative errors add in quadrature); None when either side's noise is unknown."""
+    a, b = measure(check, result), measure(check, reference)
+    value = a.value / b.value
+    spread = None
+    if a.spread is not None and b.spread is not None and a.value:
+        spread = abs(value) * math.hypot(a.spread / a.value, b.spread / b.value)
+    return Measurement(value, min(a.n, b.n), spread)

@@ -1,0 +1,207 @@
+"""From a check and what its run produced to a decision: preconditions, floor, baseline.
+
+No pytest in here: the plugin's ``llm_judge`` fixture turns a decision into a test outcome.
+Failure messages lead with their category (the Allure report sorts on it): precondition
+not met, performance regression, accuracy regression, parity divergence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_rocm_llm.correctness.result import EvalResult
+from pytest_rocm_llm.errors import VerdictFailure
+from pytest_rocm_llm.serving.engines import flags_to_argv
+from pytest_rocm_llm.verdicts.baselines import BaselineFile, baseline_path, load
+from pytest_rocm_llm.verdicts.checks import (
+    UNITS,
+    Check,
+    FloorMissed,
+    PreconditionNotMet,
+    measure,
+    measure_ratio,
+    preconditions,
+)
+from pytest_rocm_llm.verdicts.gate import Measurement
+from pytest_rocm_llm.verdicts.verdict import CheckSpec, Decision, Mode, Verdict, decide
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.config.suite import Suite
+    from pytest_rocm_llm.config.targets import Target
+    from pytest_rocm_llm.performance.workloads import WorkloadResult
+    from pytest_rocm_llm.serving.pool import LLMServer
+
+
+class BaselineGateFailed(VerdictFailure):
+    """Cleared the absolute floor but fell behind the stored baseline beyond its noise."""
+
+
+class BaselineRecorded(VerdictFailure):
+    """A baseline was written (missing, or --llm-update-baselines): review it, run again."""
+
+
+@dataclass
+class BaselineCache:
+    """Each baseline file read once per process (writes happen only at the end)."""
+
+    directory: Path
+    _files: dict[Path, BaselineFile | None] = field(default_factory=dict)
+
+    def get(self, target: str, suite: str) -> tuple[Path, BaselineFile | None]:
+        path = baseline_path(self.directory, target, suite)
+        if path not in self._files:
+            self._files[path] = load(path)  # ConfigError naming file and field when broken
+        return path, self._files[path]
+
+
+def category(feature: str, kind: str | None) -> str:
+    if feature == "performance":
+        return "performance regression"
+    return "parity divergence" if kind == "parity" else "accuracy regression"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    decision: Decision
+    error: AssertionError | None
+
+
+_RAISE = {"floor": FloorMissed, "gate": BaselineGateFailed, "baseline": BaselineRecorded}
+
+
+def conclude(spec: CheckSpec, m: Measurement | None, problems: Sequence[str], base: Verdict,
+             baselines: BaselineCache, mode: Mode, provenance: Mapping[str, Any],
+             kind: str | None = None) -> Outcome:
+    """The shared tail of every check: a broken precondition is never judged."""
+    if problems or m is None:
+        what = base.workload or "its evaluation"
+        msg = (f"precondition not met: {spec.name}: {what} did not do what the check assumes, "
+               f"so {spec.metric} is not judged:\n  - " + "\n  - ".join(
+                   problems or [f"the run produced no {spec.metric}"]))
+        v = Verdict(**{**base.to_json(), "status": "precondition", "message": msg,
+                       "references": ()})
+        return Outcome(Decision(v, None, msg), PreconditionNotMet(msg))
+    path, bfile = baselines.get(base.target, base.suite)
+    entry = bfile.entries.get(spec.name) if bfile else None
+    rows = bfile.reference_rows if bfile else ()
+    d = decide(spec, m, base, entry, mode, provenance, str(path), rows)
+    if d.failure is None:
+        return Outcome(d, None)
+    exc_type = _RAISE[d.cause or "floor"]
+    lead = "" if exc_type is BaselineRecorded else f"{category(base.feature, kind)}: "
+    return Outcome(d, exc_type(lead + d.failure))
+
+
+def spec_of(check: Check, metric_unit: str | None = None,
+            floor_min: float | None = None) -> CheckSpec:
+    return CheckSpec(check.name, check.metric, metric_unit if metric_unit is not None
+                     else check.unit, check.min if floor_min is None else floor_min,
+                     check.max, check.source, check.gate)
+
+
+def base_verdict(check: Check, suite: Suite, target: Target, profile: str, feature: str,
+                 nodeid: str, workload: str | None, artifacts: Mapping[str, str],
+                 server: LLMServer | None = None) -> Verdict:
+    engine = f"{server.engine} {server.engine_version}" if server is not None else ""
+    return Verdict(suite=suite.name, target=target.name, profile=profile, check=check.name,
+                   feature=feature, metric=check.metric, unit=check.unit, status="pass",
+                   workload=workload, engine=engine, model=suite.model_for(target).id,
+                   nodeid=nodeid, artifacts=dict(artifacts))
+
+
+def unjudged_verdict(check: Check, suite: Suite, target: Target, nodeid: str,
+                     reason: str) -> Verdict:
+    """The row of a check whose test stopped before its value existed (skipped, or failed
+    with no verdict of its own): declared checks are never silently absent."""
+    feature = "correctness" if check.eval is not None else "performance"
+    base = base_verdict(check, suite, target, suite.check_profile(check, target), feature,
+                        nodeid, check.workload, {})
+    return Verdict(**{**base.to_json(), "status": "not-judged", "message": reason,
+                      "references": ()})
+
+
+def profile_argv(suite: Suite, target: Target, profile: str) -> list[str]:
+    """The profile's engine flags as launched (no host, port or model path: those vary)."""
+    return flags_to_argv(suite.profile_for(profile, target).flags)
+
+
+def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: Target,
+                   server: LLMServer, baselines: BaselineCache, mode: Mode,
+                   provenance: Mapping[str, Any], nodeid: str,
+                   artifacts: Mapping[str, str],
+                   reference: WorkloadResult | None = None) -> Outcome:
+    """``reference`` is the run of ``check.relative_to``: the value is then the ratio of the
+    two runs' metric, judged only when both runs did what they declared."""
+    if check.relative_to is None:
+        base = base_verdict(check, suite, target, server.profile, "performance", nodeid,
+                            check.workload, artifacts, server)
+        problems = preconditions(result)
+        m = None
+        if not problems and result.metrics.get(check.metric) is not None:
+            m = measure(check, result)
+        return conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
+    both = f"{check.workload} (relative to {check.relative_to})"
+    base = base_verdict(check, suite, target, server.profile, "performance", nodeid, both,
+                        artifacts, server)
+    runs = {check.workload: result, check.relative_to: reference}
+    # Each broken precondition names its workload: either run's numbers are not a speed.
+    problems = [f"{name}: {p}" for name, r in runs.items()
+                for p in (preconditions(r) if r is not None else ["it did not run"])]
+    values = {name: r.metrics.get(check.metric) for name, r in runs.items() if r is not None}
+    problems += [f"{name}: the run produced no {check.metric}" for name, v in values.items()
+                 if not problems and not v]  # a zero reference speed has no ratio either
+    m = None if problems or reference is None else measure_ratio(check, result, reference)
+    outcome = conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
+    if outcome.error is None or outcome.decision.cause not in ("floor", "gate"):
+        return outcome
+    unit = f" {UNITS[check.metric]}" if UNITS.get(check.metric) else ""
+    shown = "; ".join(f"{name}: {check.metric} = {v:.4g}{unit}" for name, v in values.items())
+    return Outcome(outcome.decision, type(outcome.error)(f"{outcome.error}\n  {shown}"))
+
+
+def eval_measurement(check: Check, result: EvalResult) -> Measurement:
+    from pytest_rocm_llm.config.evals import RATIO_METRICS
+    from pytest_rocm_llm.verdicts.gate import binomial_stderr
+
+    value = float(result.metrics[check.metric])
+    n = int(result.metrics.get("n") or result.metrics.get("prompts") or len(result.records) or 1)
+    spread = binomial_stderr(value, n) if check.metric in RATIO_METRICS else None
+    return Measurement(value, n, spread)
+
+
+def eval_spec(check: Check, m: Measurement | None) -> CheckSpec:
+    """A binomial floor is computed from the number of items actually scored."""
+    if check.reference_score is None or m is None:
+        return spec_of(check)
+    from pytest_rocm_llm.correctness.accuracy.stats import binomial_floor
+
+    floor = binomial_floor(check.reference_score, m.n, check.alpha, check.allowance)
+    source = (f"{check.source}; exact one-sided binomial floor of {check.reference_score:g} "
+              f"over n={m.n} at alpha {check.alpha:g}"
+              + (f", minus allowance {check.allowance:g}" if check.allowance else ""))
+    return CheckSpec(check.name, check.metric, check.unit, floor, check.max, source, check.gate)
+
+
+def judge_eval(check: Check, result: EvalResult, suite: Suite, target: Target,
+               server: LLMServer, baselines: BaselineCache, mode: Mode,
+               provenance: Mapping[str, Any], nodeid: str,
+               artifacts: Mapping[str, str]) -> Outcome:
+    base = base_verdict(check, suite, target, server.profile, "correctness", nodeid, None,
+                        artifacts, server)
+    problems = list(result.problems)
+    m = None
+    if not problems and result.metrics.get(check.metric) is not None:
+        m = eval_measurement(check, result)
+    outcome = conclude(eval_spec(check, m), m, problems, base, baselines, mode, provenance,
+                       result.kind)
+    if outcome.error is not None and result.details and outcome.decision.cause != "baseline":
+        # What diverged or degenerated, in words, under the verdict.
+        shown = list(result.details[:10])
+        more = len(result.details) - len(shown)
+        text = f"{outcome.error}\n  " + "\n  ".join(shown) + (
+            f"\n  ... and {more} more" if more > 0 else "")
+        return Outcome(outcome.decision, type(outcome.error)(text))
+    return outcome

@@ -1,0 +1,135 @@
+"""Each workload kind at tiny size against the real CPU sglang, through a pytester suite run:
+metrics come out, floors pass or fail with the shortfall, and a broken precondition (the
+prefix cache turned off, so the cache-hit target cannot be met) fails as its own named
+failure rather than as a throughput verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SMOKE_MODEL
+
+pytestmark = pytest.mark.engine
+
+SUITE = f"""
+[suite]
+name = "perf"
+{SMOKE_MODEL}
+[profiles.default]
+[profiles.nocache]
+flags = {{ "disable-radix-cache" = true }}
+
+[workloads.one]
+kind = "single_stream"
+input_tokens = 64
+output_tokens = 8
+requests = 2
+warmup = 1
+
+[workloads.rate]
+kind = "fixed_rate"
+input_tokens = 96
+output_tokens = 6
+requests = 4
+request_rate = 0.5
+cache_hit = 0.5
+
+[workloads.rate_nocache]
+kind = "fixed_rate"
+profile = "nocache"
+input_tokens = 96
+output_tokens = 6
+requests = 4
+request_rate = 0.5
+cache_hit = 0.5
+
+[workloads.sweep]
+kind = "rate_sweep"
+api = "completions"
+input_tokens = 64
+output_tokens = 4
+requests = 2
+rates = [0.5, 1.0]
+ttft_slo_s = 60
+warmup = 0
+
+[checks.speed]
+workload = "one"
+metric = "output_speed_tok_s"
+min = 0.5
+source = "test floor"
+
+[checks.impossible_speed]
+workload = "one"
+metric = "output_speed_tok_s"
+min = 1000000
+source = "an impossible floor"
+
+[checks.rate_ttft]
+workload = "rate"
+metric = "ttft_max_s"
+max = 120
+source = "test ceiling"
+
+[checks.nocache_tput]
+workload = "rate_nocache"
+metric = "output_tok_s"
+min = 0.01
+source = "test floor"
+
+[checks.saturation]
+workload = "sweep"
+metric = "saturation_rate"
+min = 0.5
+source = "test floor"
+"""
+
+TESTS = """
+from pytest_rocm_llm.verdicts.checks import verify
+
+def test_performance(llm_check, llm_workload):
+    verify(llm_check, llm_workload(llm_check.workload))
+"""
+
+
+def test_workloads_checks_and_preconditions(pytester: pytest.Pytester, suite_dir, engine_env,
+                                            monkeypatch) -> None:
+    suite_dir(SUITE, {"test_perf.py": TESTS}, name="perf")
+    # A signature that every CPU server log shows, so a failing check must carry the section.
+    sigs = pytester.path / "sigs.toml"
+    sigs.write_text('[[signature]]\nid = "batch-lines"\ntitle = "scheduler batch lines"\n'
+                    'pattern = "Prefill batch"\nseverity = "warning"\nadvice = "none"\n')
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "-v",
+                                           "--llm-signatures", str(sigs), timeout=1500)
+    out = result.stdout.str()
+    outcomes = {
+        name: "PASSED" if f"test_performance[{name}] PASSED" in out else "other"
+        for name in ("speed", "rate_ttft", "saturation")
+    }
+    assert outcomes == {"speed": "PASSED", "rate_ttft": "PASSED", "saturation": "PASSED"}, out
+    result.assert_outcomes(passed=3, failed=2)
+    # the impossible floor fails as a floor, with the shortfall
+    assert "FloorMissed: impossible_speed: output_speed_tok_s = " in out
+    assert "floor >= 1e+06 tok/s (an impossible floor): short by 100.0%" in out
+    # a missed floor is a verdict the test reached, never "not judged"
+    assert "NOT JUDGED" not in out
+    # ... and carries the known signatures of its server's log
+    assert "rocm-llm: known failure signatures in the server log" in out
+    assert "[warning] scheduler batch lines (batch-lines), log line" in out
+    # with the radix cache off the cache-hit target is unreachable: a named precondition
+    assert "PreconditionNotMet: nocache_tput: precondition not met for workload rate_nocache" in out
+    assert "achieved prefix-cache hit ratio 0.0% is not within 5 points of the target 50%" in out
+    # each workload ran once, its results were written
+    runs = list(Path(pytester.path).rglob("llm-workloads/perf-*.json"))
+    assert sorted(p.stem for p in runs) == ["perf-one", "perf-rate", "perf-rate_nocache",
+                                            "perf-sweep"]
+    rate = json.loads(next(p for p in runs if p.stem == "perf-rate").read_text())["metrics"]
+    assert rate["success_ratio"] == 1.0 and rate["requests"] == 4
+    assert abs(rate["cache_hit_ratio"] - 0.5) <= 0.05
+    assert abs(rate["achieved_request_rate"] - 0.5) <= 0.025
+    sweep = json.loads(next(p for p in runs if p.stem == "perf-sweep").read_text())
+    assert [s["rate"] for s in sweep["steps"]] == [0.5, 1.0]
+    assert out.count("perf/one: single_stream") == 1

@@ -1,0 +1,136 @@
+"""Command-line and ini options: every bad value is a UsageError naming the option."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import SMOKE_MODEL
+
+MINIMAL = f"""
+[suite]
+name = "demo"
+{SMOKE_MODEL}
+[profiles.default]
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--rocm-target", "mi999x"], "--rocm-target: invalid value 'mi999x'; accepted: mi355x"),
+        (["--llm-endpoint", "localhost:30000"], "--llm-endpoint: invalid value"),
+        (["--llm-endpoint", "http://127.0.0.1:99999"], "the port must be 1-65535"),
+        (["--llm-start-timeout", "soon"], "--llm-start-timeout: invalid value 'soon'"),
+        (["--llm-start-timeout", "-5"], "between 0 and 86400"),
+        (["--llm-engine-python", "/nonexistent/python"], "--llm-engine-python: invalid value"),
+        (["--llm-engine-cmd", "no-such-launcher python3"], "'no-such-launcher' is not an exec"),
+        (["--llm-engine-cmd", "'unclosed"], "cannot split it as a shell command"),
+        (["--llm-host", "my host"], "--llm-host: invalid value 'my host'"),
+        (["--llm-model-path", "/nonexistent/model"], "expected an existing model directory"),
+    ],
+)
+def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, args: list[str],
+                                            expected: str) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert expected in result.stderr.str()
+
+
+def test_engine_python_and_cmd_are_exclusive(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest("--llm-engine-python", sys.executable,
+                                "--llm-engine-cmd", "python3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--llm-engine-python and --llm-engine-cmd both given" in result.stderr.str()
+
+
+def test_credentials_in_endpoint_are_refused_and_not_echoed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest("--llm-endpoint", "http://user:s3cret@127.0.0.1:30000")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "put no credentials in the URL" in err
+    assert "s3cret" not in err + result.stdout.str()
+
+
+def test_ini_value_is_validated_like_the_flag(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nrocm_target = h100\n")
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--rocm-target: invalid value 'h100'" in result.stderr.str()
+
+
+def test_command_line_beats_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nrocm_target = mi300x\nllm_start_timeout = 30\n")
+    pytester.makepyfile(
+        """
+        def test_x(llm_settings):
+            assert llm_settings.target.name == "cpu"
+            assert llm_settings.start_timeout_s == 30.0
+            assert llm_settings.host == "127.0.0.1"
+        """
+    )
+    result = pytester.runpytest("--rocm-target", "cpu")
+    result.assert_outcomes(passed=1)
+
+
+def test_environment_variable_is_used_when_no_flag(pytester: pytest.Pytester,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_ROCM_TARGET", "mi325x")
+    pytester.makepyfile(
+        """
+        def test_x(llm_settings):
+            assert llm_settings.target.gfx_arch == "gfx942"
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_suites_require_a_target(pytester: pytest.Pytester, suite_dir) -> None:
+    suite_dir(MINIMAL, {"test_a.py": "def test_a(llm_server): pass"})
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--rocm-target is required to run suites (demo)" in result.stderr.str()
+
+
+def test_plain_tests_do_not_need_a_target(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_options_are_listed_in_one_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(["*LLM serving conformance (pytest-rocm-llm)*",
+                                 "*--rocm-target=ROCM_TARGET*"])
+
+
+def test_loading_the_plugin_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, pytest_rocm_llm.plugin.hooks, pytest_rocm_llm.client.generate;"
+        "heavy = [m for m in ('torch', 'sglang', 'allure', 'allure_pytest', 'numpy',"
+        " 'transformers', 'vllm') if m in sys.modules];"
+        "print(heavy); sys.exit(1 if heavy else 0)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, f"plugin import pulled in {out.stdout.strip()}"
+
+
+def test_unreachable_endpoint_is_an_infrastructure_error(pytester: pytest.Pytester,
+                                                         suite_dir) -> None:
+    from pytest_rocm_llm.serving.ports import claim_port, release_port
+
+    port = claim_port()  # claimed and never listened on: nothing answers there
+    try:
+        suite_dir(MINIMAL, {"test_a.py": "def test_a(llm_server): pass"})
+        result = pytester.runpytest("--rocm-target", "cpu", "--llm-endpoint",
+                                    f"http://127.0.0.1:{port}")
+    finally:
+        release_port(port)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*infrastructure: cannot query --llm-endpoint "
+                                 f"http://127.0.0.1:{port}*"])

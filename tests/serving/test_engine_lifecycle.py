@@ -1,0 +1,228 @@
+"""Server lifecycle against the real sglang CPU reference, driven through pytester runs.
+
+These launch real servers (tens of seconds each on two cores). Each run's servers are found
+by the process-group id that the plugin prints when a server starts loading, and each test
+ends by checking that the group has no live process left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_rocm_llm.serving.guardian import group_members
+from tests.conftest import SMOKE_MODEL
+
+pytestmark = pytest.mark.engine
+
+LOADING = re.compile(r"\[rocm-llm\] (\S+): loading server at http://127\.0\.0\.1:(\d+) \(pid (\d+)")
+
+TWO_PROFILES = f"""
+[suite]
+name = "life"
+{SMOKE_MODEL}
+[profiles.a]
+flags = {{ "random-seed" = 1 }}
+[profiles.b]
+flags = {{ "random-seed" = 2 }}
+"""
+
+REUSE_TESTS = """
+import json, os, pytest
+from pytest_rocm_llm.client.generate import LLMClient
+
+def record(server):
+    with open(os.environ["LIFE_RECORD"], "a") as fh:
+        fh.write(json.dumps({"profile": server.profile, "url": server.base_url,
+                             "pid": server.process.pid}) + "\\n")
+
+@pytest.mark.parametrize("i", range(3))
+def test_a(llm_server, i):
+    record(llm_server)
+    with LLMClient(llm_server) as c:
+        assert c.generate("Hi", max_new_tokens=2).completion_tokens == 2
+
+@pytest.mark.llm_profile("b")
+def test_b(llm_server):
+    record(llm_server)
+"""
+
+
+def launched(output: str) -> list[tuple[str, int, int]]:
+    return [(m[1], int(m[2]), int(m[3])) for m in LOADING.finditer(output)]
+
+
+def assert_groups_gone(pgids: list[int], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    left: dict[int, list[int]] = {}
+    while time.monotonic() < deadline:
+        left = {g: m for g in pgids if (m := group_members(g))}
+        if not left:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"server processes left behind: {left}")
+
+
+def read_until(proc: subprocess.Popen, pattern: str, timeout: float) -> str:
+    """Read the child's output (raw fd: no buffer hides lines from select) until
+    ``pattern`` appears; returns all output so far."""
+    fd = proc.stdout.fileno()
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    out = ""
+    deadline = time.monotonic() + timeout
+    while pattern not in out:
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise AssertionError(f"{pattern!r} not seen in time; output so far:\n{out}")
+        if sel.select(timeout=1.0):
+            out += os.read(fd, 65536).decode(errors="replace")
+    return out
+
+
+def finish(proc: subprocess.Popen, timeout: float = 120.0) -> str:
+    proc.wait(timeout=timeout)
+    chunks = []
+    while chunk := os.read(proc.stdout.fileno(), 65536):
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def start_sleeping_suite(pytester: pytest.Pytester, suite_dir) -> subprocess.Popen:
+    """pytest in the background on a suite whose one test holds its server for 10 minutes."""
+    suite_dir(TWO_PROFILES, {"test_life.py": "import time\n"
+                                             "def test_a(llm_server): time.sleep(600)\n"},
+              name="life")
+    return start_pytest(pytester)
+
+
+def start_pytest(pytester: pytest.Pytester) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--rocm-target", "cpu", "-s", "-p", "no:cacheprovider"],
+        cwd=pytester.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        # A shell's background job inherits SIGINT ignored, and Python then installs no
+        # KeyboardInterrupt handler; restore the default so SIGINT acts as Ctrl-C does.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_one_server_per_profile_reused_and_reaped(pytester: pytest.Pytester, suite_dir,
+                                                  engine_env, monkeypatch) -> None:
+    record = pytester.path / "record.jsonl"
+    monkeypatch.setenv("LIFE_RECORD", str(record))
+    suite_dir(TWO_PROFILES, {"test_life.py": REUSE_TESTS}, name="life")
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", timeout=900)
+    out = result.stdout.str()
+    result.assert_outcomes(passed=4)
+    servers = launched(out)
+    assert sorted(name for name, _, _ in servers) == ["life/a", "life/b"], out
+    ports = {port for _, port, _ in servers}
+    assert len(ports) == 2, f"two profiles shared a port: {servers}"
+    rows = [__import__("json").loads(line) for line in record.read_text().splitlines()]
+    a_pids = {r["pid"] for r in rows if r["profile"] == "a"}
+    assert len([r for r in rows if r["profile"] == "a"]) == 3 and len(a_pids) == 1, rows
+    assert out.count("ready in") == 2
+    assert "life/a: stopped" in out and "life/b: stopped" in out
+    # a's server stops after its last test, before b's loads: idle servers on the CPU
+    # reference would take cores from the one being measured.
+    assert out.index("life/a: stopped") < out.index("life/b: loading"), out
+    assert_groups_gone([pid for _, _, pid in servers])
+
+
+def test_unknown_flag_fails_before_launch_naming_the_flag(pytester: pytest.Pytester,
+                                                          suite_dir, engine_env,
+                                                          monkeypatch) -> None:
+    # --nsa-prefill-backend is how older builds and some public recipes spell
+    # --dsa-prefill-backend; sglang 0.5.23 rejects it.
+    bad = TWO_PROFILES.replace('flags = { "random-seed" = 2 }',
+                               'flags = { "nsa-prefill-backend" = "tilelang" }')
+    suite_dir(bad, {"test_life.py": "def test_a(llm_server): pass"}, name="life")
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", timeout=600)
+    out = result.stdout.str()
+    result.assert_outcomes(errors=1)
+    assert "rejects flags --nsa-prefill-backend before launch" in out
+    assert "profile 'b': unrecognized arguments: --nsa-prefill-backend tilelang" in out
+    assert "loading server" not in out
+
+
+def test_crash_while_loading_shows_the_log_tail(pytester: pytest.Pytester, suite_dir,
+                                               engine_env, monkeypatch) -> None:
+    broken = pytester.path / "broken-model"
+    broken.mkdir()
+    # A checkpoint whose architecture no engine knows: the load fails inside sglang.
+    (broken / "config.json").write_text(
+        '{"architectures": ["NoSuchModelForCausalLM"], "model_type": "nosuchmodel"}')
+    suite_dir(TWO_PROFILES, {"test_life.py": "def test_a(llm_server): pass\n"
+                                             "def test_b(llm_server): pass\n"}, name="life")
+    # A user-supplied signature for this failure: the error must lead with it.
+    sigs = pytester.path / "sigs.toml"
+    sigs.write_text('[[signature]]\nid = "unknown-arch"\ntitle = "checkpoint architecture '
+                    'unknown to the engine"\npattern = "nosuchmodel"\nadvice = "upgrade"\n')
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "--llm-model-path",
+                                           str(broken), "--llm-signatures", str(sigs),
+                                           timeout=600)
+    out = result.stdout.str()
+    result.assert_outcomes(errors=2)
+    assert "life/a: server exited with code" in out
+    assert "--- last 50 log lines ---" in out
+    assert "infrastructure: known failure signature:" in out
+    assert "checkpoint architecture unknown to the engine (unknown-arch), log line" in out
+    assert "NoSuchModel" in out or "nosuchmodel" in out
+    # the second test gets the same failure at once: one launch only
+    assert len(launched(out)) == 1
+    log = re.search(r"server log: (\S+)", out)
+    assert log and Path(log[1]).is_file(), "the failed server's log must be kept"
+    assert_groups_gone([pid for _, _, pid in launched(out)])
+
+
+def test_start_timeout_reports_and_reaps(pytester: pytest.Pytester, suite_dir, engine_env,
+                                         monkeypatch) -> None:
+    suite_dir(TWO_PROFILES, {"test_life.py": "def test_a(llm_server): pass"}, name="life")
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "--llm-start-timeout", "4",
+                                           timeout=600)
+    out = result.stdout.str()
+    result.assert_outcomes(errors=1)
+    assert "life/a: not ready after 4 s (start timeout" in out
+    assert_groups_gone([pid for _, _, pid in launched(out)])
+
+
+@pytest.mark.parametrize("when", ["loading", "ready"])
+def test_ctrl_c_leaves_no_server_behind(pytester: pytest.Pytester, suite_dir, engine_env,
+                                        monkeypatch, when: str) -> None:
+    proc = start_sleeping_suite(pytester, suite_dir)
+    try:
+        out = read_until(proc, "loading server" if when == "loading" else "ready in", 600)
+        servers = launched(out)
+        assert servers, out
+        proc.send_signal(signal.SIGINT)
+        out += finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "KeyboardInterrupt" in out
+    assert_groups_gone([pid for _, _, pid in servers])
+
+
+def test_killed_pytest_leaves_no_server_behind(pytester: pytest.Pytester, suite_dir,
+                                               engine_env, monkeypatch) -> None:
+    """SIGKILL gives pytest no chance to clean up (as when an xdist worker crashes): the
+    guardian process in the server's group must reap it."""
+    proc = start_sleeping_suite(pytester, suite_dir)
+    try:
+        out = read_until(proc, "ready in", 600)
+        servers = launched(out)
+        assert servers and group_members(servers[0][2]), out
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert_groups_gone([pid for _, _, pid in servers], timeout=40)

@@ -1,0 +1,104 @@
+"""Decisions: the absolute floor and the baseline gate both count; the update flags write
+and fail (update) or write and pass (regen); a missing baseline is written and fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_rocm_llm.report.collector import RunCollector, results_document
+from pytest_rocm_llm.report.table import render
+from pytest_rocm_llm.verdicts.baselines import BaselineEntry
+from pytest_rocm_llm.verdicts.gate import Gate, Measurement
+from pytest_rocm_llm.verdicts.verdict import CheckSpec, Verdict, decide
+
+SPEC = CheckSpec("tput", "output_tok_s", "tok/s", 100.0, None, "published, 2026-07",
+                 Gate("floor"))
+BASE = Verdict(suite="glm52", target="mi355x", profile="throughput", check="tput",
+               feature="performance", metric="output_tok_s", unit="tok/s", status="pass")
+PROV = {"kind": "measured", "date": "2026-11-29"}
+
+
+def stored(value: float, spread: float | None = None, kind: str = "measured") -> BaselineEntry:
+    return BaselineEntry("tput", {
+        "metric": "output_tok_s", "unit": "tok/s", "direction": "higher", "value": value,
+        "n": 8, "spread": spread, "gate": {"kind": "floor", "alpha": 0.01},
+        "provenance": {"kind": kind, "date": "2026-07-01"}})
+
+
+def run(value: float, entry: BaselineEntry | None, mode: str = "check", spread=None):
+    return decide(SPEC, Measurement(value, 8, spread), BASE, entry, mode, PROV, "b.json",
+                  [{"hardware": "B200", "check": "tput", "value": 200.0, "unit": "tok/s",
+                    "source": "published"}])
+
+
+def test_pass_needs_floor_and_baseline():
+    d = run(150.0, stored(140.0))
+    assert d.failure is None and d.verdict.status == "pass" and d.write is None
+    assert d.verdict.references and "ratio 0.75" in d.verdict.references[0]
+
+
+def test_floor_miss_fails_even_when_the_baseline_is_lower():
+    d = run(90.0, stored(80.0))
+    assert d.cause == "floor" and "short by 10.0%" in d.failure
+
+
+def test_baseline_regression_beyond_noise_fails_with_the_delta():
+    d = run(120.0, stored(150.0, spread=1.0), spread=1.0)
+    assert d.cause == "gate" and "-20.0%" in d.failure and d.verdict.status == "fail"
+    assert run(148.0, stored(150.0, spread=1.0), spread=1.0).failure is None  # within noise
+
+
+def test_missing_baseline_is_written_and_fails():
+    d = run(150.0, None)
+    assert d.write is not None and d.write["value"] == 150.0 and d.cause == "baseline"
+    assert "no baseline yet" in d.failure and d.verdict.status == "new"
+
+
+@pytest.mark.parametrize("mode, fails", [("update", True), ("regen", False)])
+def test_update_flags_write(mode, fails):
+    d = run(150.0, stored(140.0, kind="published"), mode=mode)
+    assert d.write is not None and d.write["provenance"] == PROV
+    assert (d.failure is not None) == fails and d.verdict.status == "updated"
+
+
+def test_no_gate_means_floor_only():
+    spec = CheckSpec("x", "m", "", 1.0, None, "s", None)
+    d = decide(spec, Measurement(2.0), BASE, None, "check", PROV, "b.json")
+    assert d.failure is None and d.write is None
+
+
+def test_collector_round_trips_worker_output(tmp_path: Path):
+    worker = RunCollector()
+    entry = run(150.0, None).write
+    worker.queue(tmp_path / "cpu" / "smoke.json", "smoke", "cpu", "tput", entry)
+    controller = RunCollector()
+    controller.merge_workeroutput(worker.to_workeroutput())
+    changes = controller.flush()
+    assert [c.check for c in changes] == ["tput"]
+    assert json.loads((tmp_path / "cpu" / "smoke.json").read_text())["metrics"]["tput"]
+
+
+def test_summary_table_and_results_document():
+    v = run(120.0, stored(150.0, spread=1.0), spread=1.0).verdict
+    lines = render([v, run(150.0, stored(140.0)).verdict])
+    assert lines[0] == "glm52 [mi355x] profile throughput"
+    assert "check" in lines[1] and "verdict" in lines[1]
+    assert any("FAIL" in line and "-20.0%" in line for line in lines)
+    doc = results_document([v], {"target": "mi355x"}, [])
+    assert doc["counts"] == {"fail": 1} and doc["verdicts"][0]["measured"] == 120.0
+    assert Verdict.from_json(json.loads(json.dumps(v.to_json()))) == v
+
+
+def test_secrets_are_masked_in_argv_and_environment():
+    from pytest_rocm_llm.plugin.judging import redact_argv, redact_env
+
+    argv = ["python", "-m", "sglang.launch_server", "--api-key", "sk-1", "--port", "1",
+            "--admin-api-key=sk-2", "--hf-token", "t"]
+    shown = " ".join(redact_argv(argv))
+    assert "sk-1" not in shown and "sk-2" not in shown and " t" not in shown.replace("--", "")
+    assert "--port 1" in shown and "--api-key ***" in shown and "--admin-api-key=***" in shown
+    assert redact_env({"HF_TOKEN": "x", "AWS_SECRET_ACCESS_KEY": "y", "OMP": "2"}) == \
+        {"HF_TOKEN": "***", "AWS_SECRET_ACCESS_KEY": "***", "OMP": "2"}
