@@ -9,11 +9,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_rocm_llm.config import settings as settings_mod
-from pytest_rocm_llm.config.suite import find_suite_file, load_suite
+from pytest_rocm_llm.config.suite import Suite, find_suite_file, load_suite
 from pytest_rocm_llm.config.targets import HardwareMismatch, check_hardware
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.plugin.collection import group_by_profile, last_uses
@@ -21,6 +22,7 @@ from pytest_rocm_llm.plugin.progress import progress_writer
 from pytest_rocm_llm.plugin.state import (
     BASELINES_KEY,
     COLLECTOR_KEY,
+    PLAN_STATUS_KEY,
     POOL_KEY,
     RUNS_KEY,
     SETTINGS_KEY,
@@ -33,6 +35,9 @@ from pytest_rocm_llm.plugin.state import (
 from pytest_rocm_llm.report.collector import VERDICT_PROPERTY, WORKEROUTPUT_KEY, RunCollector
 from pytest_rocm_llm.serving.diagnosis import diagnosis
 from pytest_rocm_llm.verdicts.judge import BaselineCache
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.report.plan_status import Blocker
 
 
 @pytest.hookimpl
@@ -184,8 +189,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         from pytest_rocm_llm.report.plan import print_plans
 
         suites = {id(x): x for item in session.items if (x := item.stash.get(SUITE_KEY, None))}
-        print_plans(list(suites.values()), s.target, s,
-                    config.pluginmanager.get_plugin("terminalreporter"), progress_writer(config))
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        blockers = print_plans(list(suites.values()), s.target, s, tr, progress_writer(config))
+        blockers += _plan_preflight(config, session.items, s)
+        from pytest_rocm_llm.report.plan_status import plan_status, status_lines
+
+        for line in status_lines(blockers):
+            tr.write_line(line, red=bool(blockers), green=not blockers)
+        config.stash[PLAN_STATUS_KEY] = int(plan_status(blockers))
         config.hook.pytest_deselected(items=list(session.items))
         session.items.clear()
         return
@@ -215,18 +226,38 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(item.config.stash[STOP_RUN_KEY], pytrace=False)
 
 
+def _suites_and_checks(items: list[pytest.Item]) -> tuple[list[Suite], list[tuple[Suite, Any]]]:
+    suites = {x.name: x for item in items if (x := item.stash.get(SUITE_KEY, None))}
+    checks = [(item.stash[SUITE_KEY], item.callspec.params["llm_check"]) for item in items
+              if SUITE_KEY in item.stash and "llm_check" in getattr(
+                  getattr(item, "callspec", None), "params", {})]
+    return list(suites.values()), checks
+
+
+def _plan_preflight(config: pytest.Config, items: list[pytest.Item],
+                    s: settings_mod.Settings) -> list[Blocker]:
+    """The run's own pre-launch checks, reported as a plan blocker instead of stopping."""
+    from pytest_rocm_llm.plugin.preflight import preflight
+    from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
+
+    assert s.target is not None
+    suites, checks = _suites_and_checks(items)
+    try:
+        preflight(suites, checks, s.target, s, config.stash[BASELINES_KEY])
+    except ConfigError as exc:
+        return [Blocker(PlanStatus.PREFLIGHT, str(exc).replace("\n", "\n      "))]
+    return []
+
+
 def _before_launch(config: pytest.Config, items: list[pytest.Item],
                    s: settings_mod.Settings) -> None:
     """Baselines, data and tools (see preflight.preflight), then the node's hardware."""
     from pytest_rocm_llm.plugin.preflight import preflight
 
     assert s.target is not None
-    suites = {x.name: x for item in items if (x := item.stash.get(SUITE_KEY, None))}
-    checks = [(item.stash[SUITE_KEY], item.callspec.params["llm_check"]) for item in items
-              if SUITE_KEY in item.stash and "llm_check" in getattr(
-                  getattr(item, "callspec", None), "params", {})]
+    suites, checks = _suites_and_checks(items)
     with usage_errors():
-        notices = preflight(suites.values(), checks, s.target, s, config.stash[BASELINES_KEY])
+        notices = preflight(suites, checks, s.target, s, config.stash[BASELINES_KEY])
     for line in notices:
         progress_writer(config)(line)
     if s.endpoint is not None:
@@ -280,6 +311,11 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     # Also reached on Ctrl-C and internal errors, where fixture teardown may not run.
     config = session.config
+    if PLAN_STATUS_KEY in config.stash:  # --llm-plan: whether the run can go ahead
+        # pytest's own failures (a test module that does not import: interrupted) stand.
+        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = config.stash[PLAN_STATUS_KEY]
+        return
     pool = config.stash.get(POOL_KEY, None)
     if pool is not None:
         pool.stop_all()

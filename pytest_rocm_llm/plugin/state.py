@@ -30,6 +30,7 @@ BASELINES_KEY = pytest.StashKey[BaselineCache]()
 STOP_AFTER_KEY = pytest.StashKey[list[tuple[str, str]]]()
 UNJUDGED_KEY = pytest.StashKey[str]()  # why the run fails for checks never judged
 STOP_RUN_KEY = pytest.StashKey[str]()  # an xdist worker's usage error, found at collection
+PLAN_STATUS_KEY = pytest.StashKey[int]()  # --llm-plan: the exit status (report.plan_status)
 
 
 @contextmanager

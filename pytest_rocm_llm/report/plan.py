@@ -23,6 +23,7 @@ from pytest_rocm_llm.config.settings import Settings, env_lookup, old_env_name
 from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values
+from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
 from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, flags_to_argv, get_engine
 from pytest_rocm_llm.serving.pool import ServerPool, SuiteUnavailable
 
@@ -324,9 +325,31 @@ def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
     return FlagReport("; ".join(versions), results, None)
 
 
+def blockers_of(suite: Suite, target: Target, settings: Settings,
+                report: FlagReport) -> list[Blocker]:
+    """What in a suite's plan stops its run before any launch (see plan_status)."""
+    from pytest_rocm_llm.serving.pool import model_problem
+
+    out: list[Blocker] = []
+    for name, check in sorted((report.results or {}).items()):
+        if not check.ok:
+            out.append(Blocker(PlanStatus.FLAGS_REJECTED,
+                               f"{suite.name}/{name}: flags rejected: "
+                               f"{check.message.splitlines()[0] if check.message else ''}"))
+    problem = model_problem(suite, target, settings)
+    if problem is not None:
+        out.append(Blocker(PlanStatus.MODEL_MISSING, f"{suite.name}: {problem}"))
+    if report.error is not None:
+        out.append(Blocker(PlanStatus.FLAGS_UNCHECKED,
+                           f"{suite.name}: flags not checked: {report.error.splitlines()[0]}"))
+    return out
+
+
 def print_plans(suites: list[Suite], target: Target, settings: Settings,
-                tr: Any, progress: Callable[[str], None]) -> None:
-    """--llm-plan: each suite's plan as a terminal section; no server, no test."""
+                tr: Any, progress: Callable[[str], None]) -> list[Blocker]:
+    """--llm-plan: each suite's plan as a terminal section; no server, no test. Returns what
+    blocks the run (the caller adds the pre-launch checks and sets the exit status)."""
+    blockers: list[Blocker] = []
     for suite in suites:
         report = gather_flag_checks(suite, target, settings, progress)
         text = render_plan(suite, target, settings, report.results, report.error,
@@ -334,3 +357,6 @@ def print_plans(suites: list[Suite], target: Target, settings: Settings,
         tr.section(f"rocm-llm plan: {suite.name} on {target.name}")
         for line in text.splitlines():
             tr.write_line(line)
+        if target.name in suite.targets:
+            blockers += blockers_of(suite, target, settings, report)
+    return blockers
