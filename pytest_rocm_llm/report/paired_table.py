@@ -1,0 +1,78 @@
+"""The paired run's table, one row per check with both builds side by side, and what its
+verdicts do to the exit status (issue 14 item 5).
+
+    check        | sglang 0.5.23 | sglang 0.5.24 | delta [95% CI]         | verdict
+    -------------+---------------+---------------+------------------------+----------
+    decode_speed | 18.05 tok/s   | 16.25 tok/s   | -10.0% [-10.1%, -9.9%] | REGRESSED
+
+Performance deltas are relative (%), accuracy deltas absolute (points); an inconclusive row
+says under the table why and how many trials per build would decide.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+from pytest_rocm_llm.errors import ConfigError
+from pytest_rocm_llm.verdicts.paired import PairedVerdict
+
+InconclusivePolicy = Literal["fail", "pass"]
+STATUS_WORDS = {"pass": "PASS", "regressed": "REGRESSED", "improved": "IMPROVED",
+                "inconclusive": "INCONCLUSIVE"}
+
+
+def _value(v: PairedVerdict, x: float) -> str:
+    if not math.isfinite(x):
+        return "-"
+    if v.delta_kind == "absolute":  # a proportion: accuracy
+        return f"{x:.1%}"
+    return f"{x:.4g}{' ' + v.unit if v.unit else ''}"
+
+
+def _delta(v: PairedVerdict) -> str:
+    if not math.isfinite(v.delta):
+        return "-"
+    if v.delta_kind == "absolute":
+        text = f"{v.delta * 100:+.1f} pts"
+        interval = (f"[{v.ci_low * 100:+.1f}, {v.ci_high * 100:+.1f}]"
+                    if math.isfinite(v.ci_low) else "[no interval]")
+    else:
+        text = f"{v.delta:+.1%}"
+        interval = (f"[{v.ci_low:+.1%}, {v.ci_high:+.1%}]" if math.isfinite(v.ci_low)
+                    else "[no interval]")
+    return f"{text} {interval}"
+
+
+def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: str) -> str:
+    """check | build_a (baseline) | build_b (candidate) | delta [CI] | verdict."""
+    levels = {f"{1 - r.alpha:.0%}" for r in rows} or {"95%"}
+    ci = f"delta [{'/'.join(sorted(levels))} CI]"
+    table = [("check", build_a, build_b, ci, "verdict")]
+    table += [(r.check, _value(r, r.baseline), _value(r, r.candidate), _delta(r),
+               STATUS_WORDS.get(r.status, r.status)) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(5)]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    lines += [f"{STATUS_WORDS[r.status]}: {r.detail}" for r in rows
+              if r.status == "inconclusive"]
+    return "\n".join(lines)
+
+
+def paired_failures(rows: Sequence[PairedVerdict],
+                    inconclusive: InconclusivePolicy = "fail") -> list[PairedVerdict]:
+    """The verdicts that fail the run: every "regressed", and "inconclusive" unless the
+    user passes them (``--llm-inconclusive=pass``)."""
+    if inconclusive not in ("fail", "pass"):
+        raise ConfigError(f"--llm-inconclusive={inconclusive!r}: expected 'fail' (the default: "
+                          "an undecided check fails the run) or 'pass'")
+    failing = {"regressed"} | ({"inconclusive"} if inconclusive == "fail" else set())
+    return [r for r in rows if r.status in failing]
+
+
+def paired_exit_status(rows: Sequence[PairedVerdict],
+                       inconclusive: InconclusivePolicy = "fail") -> bool:
+    """True when the run must FAIL (exit status 1): any "regressed", or any "inconclusive"
+    under the default policy. False: the candidate may go ahead."""
+    return bool(paired_failures(rows, inconclusive))
