@@ -1,10 +1,11 @@
-"""Kill a server's process group when the pytest process that owns it dies uncleanly.
+"""Stop a server's process tree when the pytest process that owns it dies uncleanly.
 
-Run as ``python -m pytest_rocm_llm.serving.guardian OWNER_PID PGID`` inside the
+Run as ``python -m pytest_rocm_llm.serving.guardian OWNER_PID PGID [TAG]`` inside the
 server's process group.
 A normal stop kills this process along with the group. If the owner is SIGKILLed (an xdist
-worker crash, an OOM kill) nothing else would stop the server, so this does. It imports only
-the standard library.
+worker crash, an OOM kill) nothing else would stop the server, so this does, the way the
+owner would: the whole tree, children that left the group included (``process_tree``; TAG is
+the server's environment tag). While it waits it imports only the standard library.
 """
 
 from __future__ import annotations
@@ -25,24 +26,17 @@ def alive(pid: int) -> bool:
     return True
 
 
-def main(owner: int, pgid: int, poll_s: float = 0.5, grace_s: float = 15.0) -> int:
+def main(owner: int, pgid: int, tag: str | None = None, poll_s: float = 0.5,
+         grace_s: float = 15.0) -> int:
     original_parent = os.getppid()
     while alive(owner) and os.getppid() == original_parent:
         time.sleep(poll_s)
     # The owner is gone without stopping the server: stop it the way the owner would.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return 0
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        # Only this guardian left in the group?
-        others = [p for p in group_members(pgid) if p != os.getpid()]
-        if not others:
-            break
-        time.sleep(0.2)
-    os.killpg(pgid, signal.SIGKILL)  # includes this process
+    from pytest_rocm_llm.serving.process_tree import find_leaks, server_tree, stop_tree
+
+    stop_tree(server_tree(pgid, tag), grace_s)
+    find_leaks(pgid, tag)  # nobody is left to report to: killing them is what matters
     return 0
 
 
@@ -65,4 +59,4 @@ def group_members(pgid: int) -> list[int]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]), int(sys.argv[2])))
+    sys.exit(main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None))

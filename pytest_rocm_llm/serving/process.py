@@ -1,15 +1,17 @@
 """One inference server process: start, wait until ready, watch, stop. No pytest in here.
 
-The server runs in its own process group with output to a log file, so
-stopping it reaches every worker process it forked. A guardian process joins that group and
-kills it if this process dies without stopping it (SIGKILL, an xdist worker crash).
+The server runs in its own process group with output to a log file, and every process it
+starts carries its tag in the environment, so stopping it reaches its whole process tree, even
+workers that left the group (``process_tree``); whatever outlives the stop is reported by pid
+and command line, and killed. A guardian process joins the group and stops the tree if this
+process dies without stopping it (SIGKILL, an xdist worker crash). Progress is logged
+(``progress_log``).
 """
 
 from __future__ import annotations
 
-import collections
+import logging
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,11 +22,19 @@ from pathlib import Path
 import httpx
 
 from pytest_rocm_llm.errors import InfrastructureError
+from pytest_rocm_llm.log_tail import TAIL_LINES, file_tail
+from pytest_rocm_llm.progress_log import report
 from pytest_rocm_llm.redact import redact_argv, redact_text, secret_values
-from pytest_rocm_llm.serving.guardian import group_members
 from pytest_rocm_llm.serving.ports import bindable
+from pytest_rocm_llm.serving.process_tree import (
+    TAG_ENV,
+    Leak,
+    find_leaks,
+    server_tree,
+    stop_tree,
+)
 
-TAIL_LINES = 50
+log = logging.getLogger(__name__)
 
 
 class ServerError(InfrastructureError):
@@ -63,12 +73,7 @@ def log_secrets(path: Path | None) -> tuple[str, ...]:
 
 def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
     """The last ``lines`` lines of a server log, with the server's secrets masked."""
-    try:
-        with open(path, errors="replace") as fh:
-            tail = "".join(collections.deque(fh, maxlen=lines)).rstrip("\n")
-    except OSError:
-        return ""
-    return redact_text(tail, log_secrets(path))
+    return file_tail(path, lines, log_secrets(path))
 
 
 @dataclass(frozen=True)
@@ -96,12 +101,19 @@ class LaunchSpec:
 class ServerProcess:
     """A context manager around one engine server process group."""
 
-    def __init__(self, spec: LaunchSpec, progress: Callable[[str], None] = print) -> None:
+    def __init__(self, spec: LaunchSpec, progress: Callable[[str], None] | None = None) -> None:
         self.spec = spec
+        # None: progress is logged. A callback (the old interface) gets the lines instead.
         self.progress = progress
         self.proc: subprocess.Popen[bytes] | None = None
         self.guardian: subprocess.Popen[bytes] | None = None
         self.ready_after_s: float | None = None
+        # What outlived the last stop (reported, then killed).
+        self.leaks: list[Leak] = []
+        self.tag = ""
+
+    def _say(self, message: str, level: int = logging.INFO) -> None:
+        report(log, message, self.progress, level)
 
     @property
     def base_url(self) -> str:
@@ -120,8 +132,11 @@ class ServerProcess:
             raise ServerStartError(f"{spec.name}: port {spec.port} on {spec.host} is already "
                                    "in use by another process; free it or let the plugin "
                                    "pick another port")
+        # Unique per launch, so a stop never reaches another server's (or run's) processes.
+        self.tag = f"{os.getpid()}-{spec.port}-{time.time_ns()}"
         env = dict(os.environ)
         env.update(spec.env)
+        env[TAG_ENV] = self.tag
         _LOG_SECRETS.setdefault(spec.log_path, set()).update(spec.secrets)
         with open(spec.log_path, "ab") as log:
             header = redact_text(" ".join(redact_argv(spec.argv)), spec.secrets)
@@ -140,7 +155,7 @@ class ServerProcess:
         try:
             self.guardian = subprocess.Popen(
                 [sys.executable, "-m", "pytest_rocm_llm.serving.guardian", str(os.getpid()),
-                 str(self.proc.pid)],
+                 str(self.proc.pid), self.tag],
                 process_group=self.proc.pid, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONPATH": _package_parent()},
@@ -148,8 +163,8 @@ class ServerProcess:
         except BaseException:
             self.stop()
             raise
-        self.progress(f"[rocm-llm] {spec.name}: loading server at {spec.base_url} "
-                      f"(pid {self.proc.pid}, log {spec.log_path})")
+        self._say(f"{spec.name}: loading server at {spec.base_url} "
+                  f"(pid {self.proc.pid}, log {spec.log_path})")
 
     def wait_ready(self, poll_s: float = 1.0, report_every_s: float = 30.0) -> float:
         """Poll the health endpoint until it answers 200; returns seconds to ready."""
@@ -178,12 +193,12 @@ class ServerProcess:
                         spec.log_path, log_tail(spec.log_path))
                 if now - last_report >= report_every_s:
                     last_line = log_tail(spec.log_path, 1)[-160:]
-                    self.progress(f"[rocm-llm] {spec.name}: still loading after "
-                                  f"{now - t0:.0f} s: {last_line}")
+                    self._say(f"{spec.name}: still loading after {now - t0:.0f} s: "
+                              f"{last_line}")
                     last_report = now
                 time.sleep(poll_s)
         self.ready_after_s = time.monotonic() - t0
-        self.progress(f"[rocm-llm] {spec.name}: ready in {self.ready_after_s:.1f} s")
+        self._say(f"{spec.name}: ready in {self.ready_after_s:.1f} s")
         return self.ready_after_s
 
     def check_alive(self) -> None:
@@ -195,38 +210,21 @@ class ServerProcess:
                              self.spec.log_path, log_tail(self.spec.log_path))
 
     def stop(self, grace_s: float = 20.0) -> int | None:
-        """SIGTERM the whole group, then SIGKILL what is left. Returns the exit code."""
+        """SIGTERM the whole process tree, SIGKILL what is left after ``grace_s``, then find
+        leaks (``self.leaks``). Returns the leader's exit code."""
         proc, self.proc = self.proc, None
         if proc is None:
             return None
-        pgid = proc.pid
-        _signal_group(pgid, signal.SIGTERM)
-        # A stopped (SIGSTOPped, hung-in-debugger) process acts on SIGTERM only once resumed.
-        _signal_group(pgid, signal.SIGCONT)
-        try:
-            code = proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            code = None
-        # Workers may outlive the leader; give them the same grace. The guardian is in the
-        # group too and exits on SIGTERM; reap it so it does not linger as a zombie member.
-        deadline = time.monotonic() + (grace_s if code is not None else 0)
-        while time.monotonic() < deadline:
-            if self.guardian is not None:
-                self.guardian.poll()
-            if not group_members(pgid):
-                break
-            time.sleep(0.2)
-        _signal_group(pgid, signal.SIGKILL)
-        if code is None:
-            code = proc.wait()
-        if self.guardian is not None:
-            try:
-                self.guardian.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.guardian.kill()
-                self.guardian.wait()
-            self.guardian = None
-        return code
+        guardian, self.guardian = self.guardian, None
+        own = [proc] + ([guardian] if guardian is not None else [])
+        # The guardian is in the group and exits on SIGTERM; it is reaped with the leader.
+        stop_tree(server_tree(proc.pid, self.tag), grace_s, own)
+        self.leaks = find_leaks(proc.pid, self.tag, self.spec.secrets)
+        if self.leaks:
+            self._say(f"{self.spec.name}: {len(self.leaks)} process(es) outlived the server's "
+                      "stop and were killed: "
+                      + "; ".join(leak.describe() for leak in self.leaks), logging.WARNING)
+        return proc.returncode
 
     def __enter__(self) -> ServerProcess:
         self.start()
@@ -239,13 +237,6 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _package_parent() -> str:
