@@ -23,6 +23,15 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from pytest_rocm_llm.config.builds import (
+    BASELINE,
+    Build,
+    candidate_of,
+    parse_env_pairs,
+    parse_flags,
+    parse_inconclusive,
+    parse_pair_trials,
+)
 from pytest_rocm_llm.config.targets import TARGETS, Target
 from pytest_rocm_llm.errors import ConfigError
 
@@ -41,6 +50,7 @@ class Option:
     default: Any = None
     is_bool: bool = False
     old_env: str | None = None  # the deprecated spelling of ``env``, still read
+    repeat: bool = False  # may be given more than once (a list of values)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -95,6 +105,20 @@ OPTIONS: tuple[Option, ...] = (
     Option("--llm-allow-unjudged", "llm_allow_unjudged", None,
            "let a GPU run pass with declared checks that were not judged (skipped: no model, "
            "data or tool); they are still listed as NOT JUDGED", False, is_bool=True),
+    Option("--llm-candidate-python", "llm_candidate_python", "PYTEST_ROCM_LLM_CANDIDATE_PYTHON",
+           "paired run: Python interpreter of the candidate build's engine environment"),
+    Option("--llm-candidate-cmd", "llm_candidate_cmd", "PYTEST_ROCM_LLM_CANDIDATE_CMD",
+           "paired run: command prefix that runs the candidate build's engine Python"),
+    Option("--llm-candidate-env", None, None,
+           "paired run: KEY=VAL set in the candidate's servers (repeatable); without a "
+           "candidate engine, a configuration change on the baseline's install", repeat=True),
+    Option("--llm-candidate-flags", None, None,
+           "paired run: engine flags appended to every profile of the candidate build"),
+    Option("--llm-pair-trials", "llm_pair_trials", None,
+           "paired run: trials per build of each workload, in balanced order (2: A-B-B-A)", 2),
+    Option("--llm-inconclusive", "llm_inconclusive", None,
+           "paired run: what an inconclusive paired verdict does to the exit status: "
+           "fail | pass", "fail"),
     Option("--llm-container-image", "llm_container_image", "PYTEST_ROCM_LLM_CONTAINER_IMAGE",
            "container image (name@digest) the engine runs in, recorded in baselines"),
 )
@@ -121,6 +145,18 @@ class Settings:
     gpqa_csv: Path | None = None
     gpqa_sha256: str | None = None
     allow_unjudged: bool = False
+    candidate: Build | None = None  # a paired run's second build (config/builds.py)
+    pair_trials: int = 2
+    inconclusive: str = "fail"
+
+    @property
+    def baseline(self) -> Build:
+        return Build(BASELINE, self.engine_prefix)
+
+    @property
+    def builds(self) -> tuple[Build, ...]:
+        """The builds every profile is served by: the baseline, then any candidate."""
+        return (self.baseline,) if self.candidate is None else (self.baseline, self.candidate)
 
 
 ENV_PREFIX = "PYTEST_ROCM_LLM_"
@@ -221,29 +257,33 @@ def parse_host(value: Any) -> str:
     return text
 
 
-def parse_engine(python: Any, cmd: Any) -> tuple[str, ...] | None:
+def parse_engine(python: Any, cmd: Any, flags: tuple[str, str] = (
+        "--llm-engine-python", "--llm-engine-cmd")) -> tuple[str, ...] | None:
+    """The engine's command prefix from an interpreter or a command; ``flags`` names the two
+    options in messages (the candidate build's are validated the same way)."""
+    py_flag, cmd_flag = flags
     if python and cmd:
         raise ConfigError(
-            "--llm-engine-python and --llm-engine-cmd both given; pass one: the interpreter "
+            f"{py_flag} and {cmd_flag} both given; pass one: the interpreter "
             "of the engine environment, or a command prefix that runs it"
         )
     if python:
         path = Path(str(python)).expanduser()
         found = shutil.which(str(path))
         if found is None:
-            raise _bad("--llm-engine-python", str(python),
+            raise _bad(py_flag, str(python),
                        "expected the path of an executable Python in the engine's environment")
         return (found,)
     if cmd:
         try:
             prefix = tuple(shlex.split(str(cmd)))
         except ValueError as exc:
-            raise _bad("--llm-engine-cmd", cmd,
+            raise _bad(cmd_flag, cmd,
                        f"cannot split it as a shell command: {exc}") from None
         if not prefix:
-            raise _bad("--llm-engine-cmd", cmd, "expected a command, e.g. 'docker exec c python3'")
+            raise _bad(cmd_flag, cmd, "expected a command, e.g. 'docker exec c python3'")
         if shutil.which(prefix[0]) is None:
-            raise _bad("--llm-engine-cmd", cmd, f"{prefix[0]!r} is not an executable on PATH")
+            raise _bad(cmd_flag, cmd, f"{prefix[0]!r} is not an executable on PATH")
         return prefix
     return None
 
@@ -322,10 +362,16 @@ def from_raw(raw: Mapping[str, Any], rootdir: Path) -> Settings:
     first bad one."""
     keep = raw["--llm-keep-logs"]
     log_dir = raw["--llm-log-dir"]
+    engine_prefix = parse_engine(raw["--llm-engine-python"], raw["--llm-engine-cmd"])
+    candidate = candidate_of(
+        parse_engine(raw.get("--llm-candidate-python"), raw.get("--llm-candidate-cmd"),
+                     ("--llm-candidate-python", "--llm-candidate-cmd")),
+        parse_env_pairs(raw.get("--llm-candidate-env")),
+        parse_flags(raw.get("--llm-candidate-flags")), engine_prefix)
     return Settings(
         target=parse_target(raw["--rocm-target"]),
         endpoint=parse_endpoint(raw["--llm-endpoint"]),
-        engine_prefix=parse_engine(raw["--llm-engine-python"], raw["--llm-engine-cmd"]),
+        engine_prefix=engine_prefix,
         model_path=parse_model_path(raw["--llm-model-path"]),
         start_timeout_s=parse_timeout(raw["--llm-start-timeout"]),
         keep_logs=_flag(keep),
@@ -344,4 +390,7 @@ def from_raw(raw: Mapping[str, Any], rootdir: Path) -> Settings:
                            "expected your copy of the GPQA-Diamond CSV file"),
         gpqa_sha256=parse_sha256(raw["--llm-gpqa-sha256"]),
         allow_unjudged=_flag(raw["--llm-allow-unjudged"]),
+        candidate=candidate,
+        pair_trials=parse_pair_trials(raw.get("--llm-pair-trials", 2)),
+        inconclusive=parse_inconclusive(raw.get("--llm-inconclusive", "fail")),
     )

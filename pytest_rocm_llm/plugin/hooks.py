@@ -56,6 +56,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         if opt.is_bool:
             group.addoption(opt.flag, action="store_true", dest=dest, default=None,
                             help=opt.help + env)
+        elif opt.repeat:
+            group.addoption(opt.flag, action="append", dest=dest, default=None,
+                            metavar=dest.upper().removeprefix("LLM_"), help=opt.help + env)
         else:
             group.addoption(opt.flag, action="store", dest=dest, default=None,
                             metavar=dest.upper().removeprefix("LLM_"), help=opt.help + env)
