@@ -5,7 +5,8 @@
   prefix-cache hit ratio.
 - rate_sweep: fixed_rate at increasing rates until a step breaks the SLO (every request
   succeeds, TTFT max within ttft_slo_s); the last rate that held is the saturation rate, 0
-  when the first step broke. Each step is judged on its own (checks.judge_step): a step the
+  when the first step broke; the capacity is the highest steady-state output tok/s of a
+  step that held. Each step is judged on its own (checks.judge_step): a step the
   client could not send at its rate, or that did not run as declared, ends the sweep as a
   broken precondition instead.
 """
@@ -176,8 +177,34 @@ async def run_rate_sweep(base_url: str, model: str, vocab: Vocabulary, w: Worklo
         metrics["saturation_rate"] = None
     else:
         metrics["saturation_rate"] = w.rates[len(held) - 1] if held else 0.0
+    metrics.update(capacity(steps, bool(problems)))
     records = last.records if last else first.records if first else []
     return WorkloadResult(w, records, metrics, steps, problems=problems)
+
+
+CAPACITY_KEYS = ("capacity_output_tok_s", "capacity_rate", "capacity_mean_output_tokens",
+                 "capacity_window_s")
+
+
+def capacity(steps: list[dict[str, Any]], invalid: bool) -> dict[str, float | None]:
+    """The node's output capacity within the SLO: the highest steady-state output tok/s of
+    a step that held it, with that step's rate, realized mean output tokens per request and
+    window length beside it (rate x mean output tokens is what the step offered). No step
+    held: 0, a measured regression like a saturation rate of 0. Unknown (None) when a step
+    did not run as declared, or a step that held had no steady state to measure (arrivals
+    shorter than one request lifetime): the highest might be the one not measured."""
+    none: dict[str, float | None] = dict.fromkeys(CAPACITY_KEYS)
+    held = [s for s in steps if s["held"]]
+    if invalid:
+        return none
+    if not held:
+        return {**none, "capacity_output_tok_s": 0.0}
+    if any(s.get("steady_output_tok_s") is None for s in held):
+        return none
+    best = max(held, key=lambda s: s["steady_output_tok_s"])
+    return {"capacity_output_tok_s": best["steady_output_tok_s"], "capacity_rate": best["rate"],
+            "capacity_mean_output_tokens": best.get("mean_output_tokens"),
+            "capacity_window_s": best.get("steady_window_s")}
 
 
 RUNNERS = {"single_stream": run_single_stream, "fixed_rate": run_fixed_rate,

@@ -41,6 +41,8 @@ UNITS = {
     "ttft_p99_s": "s", "ttft_max_s": "s", "tpot_p50_s": "s", "tpot_p99_s": "s",
     "itl_p99_s": "s", "e2e_p50_s": "s", "success_ratio": "", "cache_hit_ratio": "",
     "accept_length": "tok/step", "usd_per_mtok": "$/Mtok",
+    "steady_output_tok_s": "tok/s", "capacity_output_tok_s": "tok/s",
+    "mean_output_tokens": "tok",
 }
 # What a relative check (relative_to = ...) may compare: speeds, where higher is better on
 # both sides, so a floor on their ratio reads as "at least this much faster".
@@ -159,6 +161,8 @@ def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
         t.fail("source", "say where the number comes from (a publication, a measurement)")
     if workload is not None and metric == "saturation_rate":
         _saturation_floor(t, workload, workloads[workload], c.min)
+    if workload is not None and metric == "capacity_output_tok_s":
+        _capacity_floor(t, workload, workloads[workload], c.min)
     t.done()
     return c
 
@@ -194,6 +198,30 @@ def _saturation_floor(t: Table, name: str, w: Workload, floor: float | None) -> 
         t.fail("min", f"a saturation floor of {floor:g} req/s is below the sweep's first rate "
                       f"{w.rates[0]:g} req/s, so a node failing that step cannot be judged "
                       f"against it; start workloads.{name}.rates at or below the floor")
+
+
+def _capacity_floor(t: Table, name: str, w: Workload, floor: float | None) -> None:
+    if w.kind != "rate_sweep":
+        t.fail("metric", f"capacity_output_tok_s is the best step of a rate_sweep workload; "
+                         f"{name!r} is a {w.kind}")
+    if floor is None or not w.rates:
+        return
+    # A step that keeps up offers rate x output tokens and shows about that in steady state
+    # (never more): a sweep whose last step offers no more than the floor cannot pass it,
+    # whatever the node sustains.
+    top, low = w.rates[-1] * w.output_tokens, w.rates[0] * w.output_tokens
+    if top <= floor:
+        t.fail("min", f"a capacity floor of {floor:g} tok/s is out of reach of the sweep: its "
+                      f"last step offers {w.rates[-1]:g} req/s x {w.output_tokens} tokens = "
+                      f"{top:g} tok/s; add a rate above {floor / w.output_tokens:.3g} req/s "
+                      f"to workloads.{name}.rates")
+    # A node that cannot hold the first step reads 0; were that step above the floor, the
+    # node might still sustain the floor at a lower rate, so 0 would not be a verdict.
+    if low > floor:
+        t.fail("min", f"a capacity floor of {floor:g} tok/s is below the sweep's first step "
+                      f"({w.rates[0]:g} req/s x {w.output_tokens} tokens = {low:g} tok/s), so "
+                      f"a node failing that step cannot be judged against it; start "
+                      f"workloads.{name}.rates at or below {floor / w.output_tokens:.3g} req/s")
 
 
 def _failed(recs: Sequence[RequestRecord]) -> str | None:
@@ -274,26 +302,6 @@ def judge_step(w: Workload, rate: float, m: Mapping[str, float | None],
     status = "invalid" if problems else "broken" if breaches else "held"
     return {"rate": rate, "status": status, "held": status == "held", "problems": problems,
             "slo_breaches": breaches, **m}
-
-
-def verify(check: Check, result: WorkloadResult) -> float:
-    """Preconditions and the absolute floor only (no baseline): returns the measured value."""
-    from pytest_rocm_llm.verdicts.verdict import CheckSpec, floor_miss
-
-    __tracebackhide__ = True  # the message says it all; show the test's line, not ours
-    problems = preconditions(result)
-    if problems:
-        raise PreconditionNotMet(
-            f"{check.name}: precondition not met for workload {check.workload}, so "
-            f"{check.metric} is not judged:\n  - " + "\n  - ".join(problems))
-    value = result.metrics.get(check.metric)
-    if value is None:
-        raise PreconditionNotMet(f"{check.name}: the run produced no {check.metric}")
-    miss = floor_miss(CheckSpec(check.name, check.metric, check.unit, check.min, check.max,
-                                check.source, None), value)
-    if miss is not None:
-        raise FloorMissed(miss)
-    return value
 
 
 # Metrics that are a median or mean of per-request values: their spread comes from the run's

@@ -9,76 +9,103 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.config.suite import parse_suite
+from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.workloads import WorkloadResult
-from pytest_rocm_llm.verdicts.checks import Check, FloorMissed, PreconditionNotMet, verify
+from pytest_rocm_llm.serving.pool import LLMServer
+from pytest_rocm_llm.verdicts.checks import Check, FloorMissed, PreconditionNotMet
+from pytest_rocm_llm.verdicts.judge import BaselineCache, judge_workload
 from tests.conftest import SMOKE_MODEL
 from tests.performance.test_metrics import rec
 
 W = Workload(name="agg", kind="fixed_rate", profile=None, api="generate", input_tokens=100,
              output_tokens=11, requests=10, request_rate=2.0, cache_hit=0.6)
+# baseline "none": the absolute floor and the preconditions decide, no stored baseline
 FLOOR = Check(name="agg_tput", workload="agg", metric="output_tok_s", min=20.0, max=None,
-              source="published 2026-07")
+              source="published 2026-07", baseline="none")
+SERVER = LLMServer("demo", "default", "http://127.0.0.1:1", "sglang", "m", "/m", (), {},
+                   "0.5.23")
 
 
 def result(records, w=W, duration=5.0) -> WorkloadResult:
     return WorkloadResult(w, records, serving_metrics(records, duration))
 
 
+def judged(check: Check, res: WorkloadResult, tmp_path: Path) -> float | None:
+    """The production judge, as the llm_judge fixture runs it: raises the check's failure,
+    else returns the measured value."""
+    suite = parse_suite(Path("suite.toml"), tomllib.loads(SUITE))
+    out = judge_workload(check, res, suite, TARGETS["cpu"], SERVER, BaselineCache(tmp_path),
+                         "check", {"kind": "measured"}, "id", {})
+    if out.error is not None:
+        raise out.error
+    return out.decision.verdict.measured
+
+
 def good(n=10, **kw):
     return [rec(i, 0.2, 1.2, 11, send=(i + 1) / 2.0, **kw) for i in range(n)]
 
 
-def test_floor_met_returns_the_value() -> None:
-    assert verify(FLOOR, result(good())) == pytest.approx(22.0)
+def test_floor_met_returns_the_value(tmp_path: Path) -> None:
+    assert judged(FLOOR, result(good()), tmp_path) == pytest.approx(22.0)
 
 
-def test_floor_missed_names_value_floor_source_and_shortfall() -> None:
+def test_floor_missed_names_value_floor_source_and_shortfall(tmp_path: Path) -> None:
     with pytest.raises(FloorMissed) as info:
-        verify(replace(FLOOR, min=44.0), result(good()))
-    assert str(info.value) == ("agg_tput: output_tok_s = 22 tok/s, floor >= 44 tok/s "
-                               "(published 2026-07): short by 50.0%")
+        judged(replace(FLOOR, min=44.0), result(good()), tmp_path)
+    assert str(info.value) == ("performance regression: agg_tput: output_tok_s = 22 tok/s, "
+                               "floor >= 44 tok/s (published 2026-07): short by 50.0%")
 
 
-def test_ceiling() -> None:
-    ttft = Check("ttft", "agg", "ttft_max_s", None, 0.1, "SLO")
+def test_ceiling(tmp_path: Path) -> None:
+    ttft = Check("ttft", "agg", "ttft_max_s", None, 0.1, "SLO", baseline="none")
     with pytest.raises(FloorMissed, match=r"ttft_max_s = 0.2 s, ceiling <= 0.1 s .*over by 100"):
-        verify(ttft, result(good()))
+        judged(ttft, result(good()), tmp_path)
 
 
-def test_failed_request_is_a_precondition_not_a_verdict() -> None:
+def test_failed_request_is_a_precondition_not_a_verdict(tmp_path: Path) -> None:
     recs = good()
     recs[3] = rec(3, 0, 0, 11, ok=False, send=2.0)
     with pytest.raises(PreconditionNotMet, match=r"1/10 requests failed \(first: request 3: "
                                                   r"HTTP 500\)"):
-        verify(replace(FLOOR, min=0.0), result(recs))
+        judged(replace(FLOOR, min=0.0), result(recs), tmp_path)
 
 
-def test_rate_off_target_is_named() -> None:
+def test_rate_off_target_is_named(tmp_path: Path) -> None:
     slow = [rec(i, 0.2, 1.2, 11, send=(i + 1) / 1.5) for i in range(10)]
     with pytest.raises(PreconditionNotMet, match="achieved request rate 1.500 req/s is not "
                                                  "within 5% of the target 2 req/s"):
-        verify(FLOOR, result(slow))
+        judged(FLOOR, result(slow), tmp_path)
 
 
-def test_cache_hit_off_target_is_named() -> None:
+def test_cache_hit_off_target_is_named(tmp_path: Path) -> None:
     with pytest.raises(PreconditionNotMet, match="prefix-cache hit ratio 20.0% is not within 5 "
                                                  "points of the target 60%"):
-        verify(FLOOR, result(good(cached=20)))
+        judged(FLOOR, result(good(cached=20)), tmp_path)
 
 
-def test_short_outputs_are_named() -> None:
+def test_short_outputs_are_named(tmp_path: Path) -> None:
     recs = good()
     recs[0].completion_tokens = 7
     with pytest.raises(PreconditionNotMet, match="1 outputs not at the forced length 11"):
-        verify(FLOOR, result(recs))
+        judged(FLOOR, result(recs), tmp_path)
 
 
-def test_empty_run_is_not_a_pass() -> None:
+def test_empty_run_is_not_a_pass(tmp_path: Path) -> None:
     with pytest.raises(PreconditionNotMet, match="no requests"):
-        verify(replace(FLOOR, min=0.0), result([]))
+        judged(replace(FLOOR, min=0.0), result([]), tmp_path)
+
+
+def test_a_missing_value_is_not_judged(tmp_path: Path) -> None:
+    # every request succeeded, none produced a TTFT: nothing to compare with the ceiling
+    recs = good()
+    for r in recs:
+        r.ttft_s = None
+    ttft = Check("ttft", "agg", "ttft_max_s", None, 0.1, "SLO", baseline="none")
+    with pytest.raises(PreconditionNotMet, match="the run produced no ttft_max_s"):
+        judged(ttft, result(recs), tmp_path)
 
 
 SUITE = f"""
