@@ -27,9 +27,11 @@ from typing import Any
 
 import httpx
 
-Message = Mapping[str, str]  # {"role": "user", "content": "..."}
+from pytest_rocm_llm.client.request_bodies import PATHS, chat_body
+from pytest_rocm_llm.excerpt import clip
+from pytest_rocm_llm.http import async_client
 
-ERROR_CHARS = 300  # enough of a server's error message to act on, not a page of it
+Message = Mapping[str, str]  # {"role": "user", "content": "..."}
 
 
 @dataclass(frozen=True)
@@ -48,14 +50,14 @@ def _server_message(response: httpx.Response) -> str:
     try:
         body = response.json()
     except ValueError:
-        return response.text[:ERROR_CHARS]
+        return clip(response.text)
     if isinstance(body, dict):
         err = body.get("error")
         if isinstance(err, dict) and "message" in err:
-            return str(err["message"])[:ERROR_CHARS]
+            return clip(str(err["message"]))
         if "message" in body:
-            return str(body["message"])[:ERROR_CHARS]
-    return str(body)[:ERROR_CHARS]
+            return clip(str(body["message"]))
+    return clip(str(body))
 
 
 class ChatSampler:
@@ -84,39 +86,26 @@ class ChatSampler:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def payload(self, messages: Sequence[Message]) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [dict(m) for m in messages],
-            "max_completion_tokens": self.max_tokens,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "stream": False,
-        }
-        if self.seed is not None:
-            body["seed"] = self.seed
-        if self.stop:
-            body["stop"] = list(self.stop)
-        return body
+        return chat_body(messages, model=self.model, max_tokens=self.max_tokens,
+                         temperature=self.temperature, seed=self.seed, stop=self.stop)
 
     def _http(self) -> httpx.AsyncClient:
         # An AsyncClient belongs to the event loop it was first used in; a sampler reused
         # under a new asyncio.run gets a fresh one.
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            self._client = httpx.AsyncClient(
-                base_url=self.base_url, headers=self._headers,
-                timeout=httpx.Timeout(self.timeout_s, connect=10.0),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+            self._client = async_client(self.base_url, timeout_s=self.timeout_s,
+                                        headers=self._headers)
             self._loop = loop
         return self._client
 
     async def __call__(self, messages: Sequence[Message]) -> Sample:
         try:
-            r = await self._http().post("/v1/chat/completions", json=self.payload(messages))
+            r = await self._http().post(PATHS["chat"], json=self.payload(messages))
         except httpx.TimeoutException:
             return Sample("", None, None, f"no answer within {self.timeout_s:g} s")
         except httpx.HTTPError as exc:
-            return Sample("", None, None, f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
+            return Sample("", None, None, clip(f"{type(exc).__name__}: {exc}"))
         if r.status_code != 200:
             return Sample("", None, None, f"HTTP {r.status_code}: {_server_message(r)}")
         try:
@@ -127,7 +116,7 @@ class ChatSampler:
             usage = body.get("usage") or {}
             tokens = usage.get("completion_tokens")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            return Sample("", None, None, f"malformed response: {r.text[:ERROR_CHARS]}")
+            return Sample("", None, None, f"malformed response: {clip(r.text)}")
         if finish == "abort":
             return Sample(text, finish, tokens, "the server aborted the request")
         return Sample(text, finish, tokens if isinstance(tokens, int) else None)

@@ -16,8 +16,8 @@ answers:
   ``choices[0].logprobs`` has ``tokens``, ``token_logprobs`` and ``top_logprobs`` (one
   ``{token: logprob}`` dict per position), and ``usage.completion_tokens``.
 
-A request that fails (transport error, non-200, malformed body) is a ``Generation`` with
-``error`` set, never an exception: evaluations report failed requests as a problem.
+A request that fails (transport error, non-200, malformed body) is a ``GreedyGeneration``
+with ``error`` set, never an exception: evaluations report failed requests as a problem.
 """
 
 from __future__ import annotations
@@ -31,7 +31,11 @@ from typing import Any
 
 import httpx
 
-APIS = ("generate", "completions")
+from pytest_rocm_llm.client.request_bodies import TOKEN_APIS, token_request
+from pytest_rocm_llm.excerpt import clip
+from pytest_rocm_llm.http import async_client
+
+APIS = TOKEN_APIS
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,8 @@ class Endpoint:
     base_url: str
     api: str = "generate"
     model: str = ""
-    headers: Mapping[str, str] = field(default_factory=dict)
+    # may hold an API key: kept out of the repr, which tracebacks and reports print
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     timeout_s: float = 600.0
 
     def __post_init__(self) -> None:
@@ -50,7 +55,10 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
-class Generation:
+class GreedyGeneration:
+    """A greedy output as token ids, with each position's logprobs: what parity, long
+    context, stream consistency and speculation read."""
+
     token_ids: tuple[int, ...]
     logprobs: tuple[float | None, ...]  # the chosen token's logprob per position
     top_logprobs: tuple[dict[int, float], ...]  # top-k {id: logprob} per position
@@ -74,37 +82,19 @@ class Generation:
         return self.completion_tokens / self.spec_verify_ct
 
 
-def failed(error: str, latency_s: float | None = None) -> Generation:
-    return Generation((), (), (), None, 0, None, error=error[:500], latency_s=latency_s)
+def failed(error: str, latency_s: float | None = None) -> GreedyGeneration:
+    return GreedyGeneration((), (), (), None, 0, None, error=clip(error, 500), latency_s=latency_s)
 
 
 def request_body(api: str, prompt_ids: Sequence[int], max_tokens: int, top_logprobs: int = 0,
                  model: str = "", stream: bool = False,
                  ignore_eos: bool = False) -> tuple[str, dict[str, Any]]:
-    """Path and JSON body of a greedy request for ``prompt_ids``."""
-    ids = [int(i) for i in prompt_ids]
-    if api == "generate":
-        body: dict[str, Any] = {
-            "input_ids": ids,
-            "sampling_params": {"temperature": 0.0, "max_new_tokens": max_tokens,
-                                "ignore_eos": ignore_eos},
-            "return_logprob": True,
-            "top_logprobs_num": top_logprobs,
-            # -1: no prompt logprobs; only the output positions are compared.
-            "logprob_start_len": -1,
-            "stream": stream,
-        }
-        return "/generate", body
-    if api == "completions":
-        body = {
-            "model": model, "prompt": ids, "max_tokens": max_tokens, "temperature": 0.0,
-            "logprobs": top_logprobs, "return_tokens_as_token_ids": True,
-            "return_token_ids": True, "ignore_eos": ignore_eos, "stream": stream,
-        }
-        if stream:
-            body["stream_options"] = {"include_usage": True}
-        return "/v1/completions", body
-    raise ValueError(f"unknown api {api!r}; one of {', '.join(APIS)}")
+    """Path and JSON body of a greedy request for ``prompt_ids``, with the chosen token's
+    logprob and ``top_logprobs`` more per position."""
+    if api not in APIS:
+        raise ValueError(f"unknown api {api!r}; one of {', '.join(APIS)}")
+    return token_request(api, [int(i) for i in prompt_ids], max_tokens, model=model,
+                         stream=stream, ignore_eos=ignore_eos, top_logprobs=top_logprobs)
 
 
 def _triples(entries: Any) -> dict[int, float]:
@@ -115,8 +105,8 @@ def _triples(entries: Any) -> dict[int, float]:
     return out
 
 
-def parse_generate(data: Mapping[str, Any]) -> Generation:
-    """One /generate response (or the last event of its stream) as a Generation."""
+def parse_generate(data: Mapping[str, Any]) -> GreedyGeneration:
+    """One /generate response (or the last event of its stream) as a GreedyGeneration."""
     meta = data.get("meta_info") or {}
     ids = tuple(int(i) for i in data.get("output_ids") or ())
     chosen = meta.get("output_token_logprobs") or []
@@ -127,7 +117,7 @@ def parse_generate(data: Mapping[str, Any]) -> Generation:
     tops = tuple(_triples(pos) for pos in (meta.get("output_top_logprobs") or ()))
     finish = meta.get("finish_reason")
     verify = meta.get("spec_verify_ct")
-    return Generation(
+    return GreedyGeneration(
         token_ids=ids, logprobs=lps, top_logprobs=tops,
         finish_reason=str(finish.get("type")) if isinstance(finish, dict) else finish,
         completion_tokens=int(meta.get("completion_tokens", len(ids))),
@@ -145,8 +135,8 @@ def token_id(token: str) -> int:
     return int(token[len("token_id:"):])
 
 
-def parse_completions(data: Mapping[str, Any]) -> Generation:
-    """One /v1/completions response (non-streamed) as a Generation."""
+def parse_completions(data: Mapping[str, Any]) -> GreedyGeneration:
+    """One /v1/completions response (non-streamed) as a GreedyGeneration."""
     choice = (data.get("choices") or [None])[0]
     if not isinstance(choice, Mapping):
         raise TypeError("response has no choices")
@@ -160,7 +150,7 @@ def parse_completions(data: Mapping[str, Any]) -> Generation:
     tops = tuple({token_id(t): float(v) for t, v in (pos or {}).items()}
                  for pos in lp.get("top_logprobs") or ())
     usage = data.get("usage") or {}
-    return Generation(
+    return GreedyGeneration(
         token_ids=ids, logprobs=lps, top_logprobs=tops,
         finish_reason=choice.get("finish_reason"),
         completion_tokens=int(usage.get("completion_tokens") or len(ids)),
@@ -170,13 +160,13 @@ def parse_completions(data: Mapping[str, Any]) -> Generation:
     )
 
 
-PARSERS: dict[str, Callable[[Mapping[str, Any]], Generation]] = {
+PARSERS: dict[str, Callable[[Mapping[str, Any]], GreedyGeneration]] = {
     "generate": parse_generate, "completions": parse_completions}
 
 
 async def generate(client: httpx.AsyncClient, endpoint: Endpoint, prompt_ids: Sequence[int],
                    max_tokens: int, top_logprobs: int = 0,
-                   ignore_eos: bool = False) -> Generation:
+                   ignore_eos: bool = False) -> GreedyGeneration:
     """One greedy request; ``client`` must have ``endpoint.base_url`` as its base."""
     path, body = request_body(endpoint.api, prompt_ids, max_tokens, top_logprobs,
                               endpoint.model, ignore_eos=ignore_eos)
@@ -187,7 +177,7 @@ async def generate(client: httpx.AsyncClient, endpoint: Endpoint, prompt_ids: Se
         return failed(f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
     latency = time.perf_counter() - start
     if r.status_code != 200:
-        return failed(f"HTTP {r.status_code}: {r.text[:300]}", latency)
+        return failed(f"HTTP {r.status_code}: {clip(r.text)}", latency)
     try:
         gen = PARSERS[endpoint.api](r.json())
     except (ValueError, TypeError, KeyError, IndexError) as exc:
@@ -198,16 +188,16 @@ async def generate(client: httpx.AsyncClient, endpoint: Endpoint, prompt_ids: Se
 
 
 def client_for(endpoint: Endpoint) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=endpoint.base_url, headers=dict(endpoint.headers),
-                             timeout=httpx.Timeout(endpoint.timeout_s, connect=10.0))
+    return async_client(endpoint.base_url, timeout_s=endpoint.timeout_s,
+                        headers=endpoint.headers)
 
 
 async def generate_all(endpoint: Endpoint, prompts: Sequence[Sequence[int]], max_tokens: int,
                        top_logprobs: int = 0, concurrency: int = 1,
                        progress: Callable[[str], None] | None = None,
-                       label: str = "") -> list[Generation]:
+                       label: str = "") -> list[GreedyGeneration]:
     """Greedy generations for every prompt, in order; ``concurrency`` requests in flight."""
-    results: list[Generation | None] = [None] * len(prompts)
+    results: list[GreedyGeneration | None] = [None] * len(prompts)
     sem = asyncio.Semaphore(max(1, concurrency))
     done = 0
     step = max(1, len(prompts) // 10)
@@ -229,7 +219,7 @@ async def generate_all(endpoint: Endpoint, prompts: Sequence[Sequence[int]], max
 def generate_sync(endpoint: Endpoint, prompts: Sequence[Sequence[int]], max_tokens: int,
                   top_logprobs: int = 0, concurrency: int = 1,
                   progress: Callable[[str], None] | None = None,
-                  label: str = "") -> list[Generation]:
+                  label: str = "") -> list[GreedyGeneration]:
     """``generate_all`` for synchronous callers (tests, the plugin's fixtures)."""
     return asyncio.run(generate_all(endpoint, prompts, max_tokens, top_logprobs, concurrency,
                                     progress, label))

@@ -11,11 +11,15 @@ from typing import Any
 
 import httpx
 
+from pytest_rocm_llm.client.request_bodies import PATHS, generate_body
+from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.serving.pool import LLMServer
 
 
 @dataclass(frozen=True)
-class Generation:
+class GenerateResponse:
+    """One answer of sglang's ``/generate``: text, ids and the server's own figures."""
+
     text: str
     output_ids: tuple[int, ...]
     prompt_tokens: int
@@ -30,9 +34,7 @@ class LLMClient:
     def __init__(self, server: LLMServer, timeout_s: float = 600.0,
                  headers: dict[str, str] | None = None) -> None:
         self.server = server
-        self._http = httpx.Client(base_url=server.base_url,
-                                  timeout=httpx.Timeout(timeout_s, connect=10.0),
-                                  headers=headers or {})
+        self._http = sync_client(server.base_url, timeout_s=timeout_s, headers=headers)
 
     def close(self) -> None:
         self._http.close()
@@ -61,21 +63,16 @@ class LLMClient:
         temperature: float = 0.0,
         ignore_eos: bool = False,
         **sampling: Any,
-    ) -> Generation:
+    ) -> GenerateResponse:
         if (prompt is None) == (input_ids is None):
             raise ValueError("pass exactly one of prompt or input_ids")
-        payload: dict[str, Any] = {
-            "sampling_params": {"max_new_tokens": max_new_tokens, "temperature": temperature,
-                                "ignore_eos": ignore_eos, **sampling},
-        }
-        if prompt is not None:
-            payload["text"] = prompt
-        else:
-            payload["input_ids"] = input_ids
-        data = self._post("/generate", payload)
+        payload = generate_body(input_ids, text=prompt, max_new_tokens=max_new_tokens,
+                                temperature=temperature, ignore_eos=ignore_eos,
+                                sampling=sampling)
+        data = self._post(PATHS["generate"], payload)
         meta = data.get("meta_info", {})
         finish = meta.get("finish_reason")
-        return Generation(
+        return GenerateResponse(
             text=data.get("text", ""),
             output_ids=tuple(data.get("output_ids") or ()),
             prompt_tokens=int(meta.get("prompt_tokens", 0)),

@@ -14,38 +14,28 @@ non-200 status is a failed request: it never counts as zero latency or infinite 
 
 from __future__ import annotations
 
-import json
 import time
+from contextlib import aclosing
 from typing import Any
 
 import httpx
 
-from pytest_rocm_llm.config.workload import APIS
+from pytest_rocm_llm.client.request_bodies import token_request
+from pytest_rocm_llm.client.sse import StreamFailed, StreamTruncated, sse_events
+from pytest_rocm_llm.excerpt import clip
 from pytest_rocm_llm.performance.records import RequestRecord
 
 
 def build_payload(api: str, prompt_ids: list[int], output_tokens: int, model: str,
                   extra: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    """Path and JSON body of a greedy request forced to ``output_tokens`` tokens."""
-    extra = extra or {}
-    if api == "generate":
-        return "/generate", {
-            "input_ids": prompt_ids,
-            # ignore_eos alone forces the length (the precondition checks it); min_new_tokens
-            # would also switch on sglang's min-tokens penalizer, which costs time per step.
-            "sampling_params": {"max_new_tokens": output_tokens, "temperature": 0.0,
-                                "ignore_eos": True},
-            "stream": True, **extra,
-        }
-    common = {"model": model, "max_tokens": output_tokens, "temperature": 0.0,
-              "ignore_eos": True, "stream": True,
-              "stream_options": {"include_usage": True}, **extra}
-    if api == "completions":
-        return "/v1/completions", {"prompt": prompt_ids, **common}
-    if api == "chat":
-        raise ValueError("chat needs text messages; token-exact workloads use generate or "
-                         "completions")
-    raise ValueError(f"unknown api {api!r}; one of {', '.join(APIS)}")
+    """Path and JSON body of a greedy streamed request forced to ``output_tokens`` tokens.
+    ignore_eos alone forces the length (the precondition checks it); min_new_tokens would
+    also switch on sglang's min-tokens penalizer, which costs time per step."""
+    path, body = token_request(api, prompt_ids, output_tokens, model=model, stream=True,
+                               ignore_eos=True)
+    if extra:
+        body.update(extra)
+    return path, body
 
 
 def _finish(meta_finish: Any) -> str | None:
@@ -99,48 +89,35 @@ async def stream_request(client: httpx.AsyncClient, api: str, path: str, body: d
     record.send_s = start - t0
     last = start
     tokens = 0
-    done = False
     try:
         async with client.stream("POST", path, json=body) as response:
             record.status = response.status_code
-            if response.status_code != 200:
-                text = (await response.aread()).decode(errors="replace")[:300]
-                record.error = f"HTTP {response.status_code}: {text}"
-                return record
-            async for line in response.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    done = True
-                    break
-                try:
-                    event = json.loads(data)
-                except json.JSONDecodeError:
-                    record.error = f"malformed stream event: {data[:120]!r}"
-                    return record
-                if "error" in event:
-                    record.error = f"error event: {str(event['error'])[:300]}"
-                    return record
-                now = time.perf_counter()
-                record.chunks += 1
-                new = _consume(api, event, record) - tokens
-                if new > 0:
-                    if tokens == 0:
-                        record.ttft_s = now - start
-                    else:
-                        record.chunk_gaps.append((now - last, new))
-                    tokens += new
-                    last = now
-                    if clock is not None:
-                        clock.last_token = now
+            async with aclosing(sse_events(response)) as events:
+                async for event in events:
+                    now = time.perf_counter()
+                    record.chunks += 1
+                    new = _consume(api, event, record) - tokens
+                    if new > 0:
+                        if tokens == 0:
+                            record.ttft_s = now - start
+                        else:
+                            record.chunk_gaps.append((now - last, new))
+                        tokens += new
+                        last = now
+                        if clock is not None:
+                            clock.last_token = now
+    except StreamTruncated as exc:
+        record.error = str(exc)  # what arrived still has its timing
+    except StreamFailed as exc:
+        record.error = str(exc)
+        return record
     except httpx.HTTPError as exc:
-        record.error = f"{type(exc).__name__}: {exc}"[:300]
+        record.error = clip(f"{type(exc).__name__}: {exc}")
         return record
     record.e2e_s = last - start if tokens else None
-    if not done:
-        record.error = "stream ended without [DONE] (truncated)"
-    elif tokens == 0:
+    if record.error is not None:
+        return record
+    if tokens == 0:
         record.error = "stream carried no tokens"
     else:
         if record.completion_tokens == 0:

@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rocm_llm.client.completions import APIS, Endpoint, generate_sync
+from pytest_rocm_llm.client.tokenizer import load_tokenizer
 from pytest_rocm_llm.config.toml import REQUIRED, Table
 from pytest_rocm_llm.correctness.degeneration import Thresholds, detect
 from pytest_rocm_llm.correctness.result import EvalResult
+from pytest_rocm_llm.excerpt import clip, quoted
 from pytest_rocm_llm.serving.context_limits import check_served
 
 TASKS = ("passkey", "multikey", "variable")
@@ -78,11 +80,7 @@ class Item:
 
 class _Encoder:
     def __init__(self, tokenizer_path: str) -> None:
-        from tokenizers import (
-            Tokenizer,  # imported here: loading the plugin stays light
-        )
-
-        self.tok = Tokenizer.from_file(tokenizer_path)
+        self.tok = load_tokenizer(tokenizer_path)
         self.special_prefix = self.tok.encode("", add_special_tokens=True).ids  # e.g. BOS
 
     def __call__(self, text: str) -> list[int]:
@@ -222,10 +220,6 @@ def score(expected: str, output: str, distractors: Sequence[str] = (),
     return sum(s.rstrip(".!?") == answer for s in segments) < _LOOP
 
 
-def _excerpt(text: str, n: int = 80) -> str:
-    return repr(text if len(text) <= n else text[:n] + "...")
-
-
 def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_path: str,
                      progress: Callable[[str], None]) -> EvalResult:
     # before any request: a length the server cannot hold is a configuration error, not
@@ -259,11 +253,11 @@ def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_pa
             "ok": g.ok,
             "error": g.error, "prompt_tokens": g.prompt_tokens,
             "completion_tokens": g.completion_tokens, "latency_s": g.latency_s,
-            "degenerate": [str(f) for f in findings], "output": text[:200]})
+            "degenerate": [str(f) for f in findings], "output": clip(text, 200)})
         for f in findings:
             details.append(f"degenerate output: {it.task}@{it.length} sample {it.sample}: "
                            f"{f.detector} = {f.value:.3g} (threshold {f.threshold:g}); "
-                           f"output starts {_excerpt(text)}")
+                           f"output starts {quoted(text, 80)}")
     metrics: dict[str, float] = {}
     accs = []
     for length in config.lengths:

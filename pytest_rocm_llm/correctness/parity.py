@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from pytest_rocm_llm.client.completions import APIS, Endpoint, Generation, generate_sync
+from pytest_rocm_llm.client.completions import APIS, Endpoint, GreedyGeneration, generate_sync
+from pytest_rocm_llm.client.tokenizer import load_tokenizer, tokenizer_file
 from pytest_rocm_llm.config.toml import REQUIRED, Table
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.serving.speculation import SpecCounters, from_generations
@@ -39,7 +39,7 @@ ORDER_SLACK = 1e-6
 
 # (prompt ids + the reference's tokens so far, tokens wanted) -> the speculative server's
 # greedy continuation
-Regenerate = Callable[[Sequence[int], int], Generation]
+Regenerate = Callable[[Sequence[int], int], GreedyGeneration]
 
 NATURAL_PROMPTS = (
     "The capital of France is",
@@ -100,7 +100,7 @@ class Comparison:
             self.position < first_k
 
 
-def _lp(g: Generation, i: int, token: int) -> float | None:
+def _lp(g: GreedyGeneration, i: int, token: int) -> float | None:
     top = g.top_logprobs[i] if i < len(g.top_logprobs) else {}
     if token in top:
         return top[token]
@@ -109,13 +109,13 @@ def _lp(g: Generation, i: int, token: int) -> float | None:
     return None
 
 
-def _tail(g: Generation, start: int) -> Generation:
+def _tail(g: GreedyGeneration, start: int) -> GreedyGeneration:
     return replace(g, token_ids=g.token_ids[start:], logprobs=g.logprobs[start:],
                    top_logprobs=g.top_logprobs[start:],
                    completion_tokens=max(0, len(g.token_ids) - start))
 
 
-def compare(prompt_id: str, ref: Generation, spec: Generation, tolerance: float,
+def compare(prompt_id: str, ref: GreedyGeneration, spec: GreedyGeneration, tolerance: float,
             exact: bool = False, offset: int = 0) -> Comparison:
     """The near-tie rule at one first divergence (pure; no I/O). ``offset``: where these
     outputs start within the prompt's output (a continuation), for reported positions."""
@@ -158,7 +158,7 @@ def compare(prompt_id: str, ref: Generation, spec: Generation, tolerance: float,
                              f"tolerance {tolerance}", **base)
 
 
-def follow(prompt_id: str, prompt_ids: Sequence[int], ref: Generation, spec: Generation,
+def follow(prompt_id: str, prompt_ids: Sequence[int], ref: GreedyGeneration, spec: GreedyGeneration,
            config: ParityConfig, regenerate: Regenerate) -> tuple[Comparison, str | None]:
     """The near-tie rule over the whole reference output: at each near tie, the speculative
     server continues from the reference's own choice and is compared with the rest of the
@@ -206,16 +206,15 @@ def continuation(spec: Endpoint, config: ParityConfig) -> Regenerate:
 
 def parity_prompt_set(config: ParityConfig, model_path: str) -> list[tuple[str, list[int]]]:
     """The suite's fixed, seeded prompt set for this evaluation."""
-    tok = str(Path(model_path) / "tokenizer.json")
     if config.source == "random_ids":
         from pytest_rocm_llm.performance.prompts import load_vocabulary
 
         return random_id_prompts(load_vocabulary(model_path).ids, config.prompts, config.seed)
-    return natural_prompts(tok, config.prompts, config.seed)
+    return natural_prompts(str(tokenizer_file(model_path)), config.prompts, config.seed)
 
 
 def judge_parity(config: ParityConfig, prompts: Sequence[tuple[str, Sequence[int]]],
-                 refs: Sequence[Generation], specs: Sequence[Generation],
+                 refs: Sequence[GreedyGeneration], specs: Sequence[GreedyGeneration],
                  counted: SpecCounters | None, regenerate: Regenerate,
                  decode: Callable[[list[int]], str] | None = None) -> EvalResult:
     """Compare generations already collected (the reference's and the speculative server's,
@@ -312,9 +311,7 @@ def natural_prompts(tokenizer_path: str, count: int, seed: int) -> list[tuple[st
     built-in set, seeded pairs of them joined by a blank line."""
     import random
 
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(tokenizer_path)
+    tok = load_tokenizer(tokenizer_path)
     rng = random.Random(seed)
     texts = list(NATURAL_PROMPTS)
     while len(texts) < count:

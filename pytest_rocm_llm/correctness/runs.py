@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.errors import Unavailable
+from pytest_rocm_llm.once import RunOnce
 from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.serving.pool import LLMServer
 from pytest_rocm_llm.serving.speculation import SpecCounters
@@ -44,30 +45,24 @@ class EvalRuns:
     progress: Callable[[str], None] = print
     spec_counters: Callable[[LLMServer], SpecCounters | None] = engine_counters
     phases: PhaseLog = field(default_factory=PhaseLog)
-    _results: dict[tuple[str, str], EvalResult] = field(default_factory=dict)
-    _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
+    _once: RunOnce[tuple[str, str], EvalResult] = field(default_factory=RunOnce)
 
     @property
     def results(self) -> dict[tuple[str, str], EvalResult]:
-        return dict(self._results)
+        return self._once.results
 
     def artifacts(self, suite: str, name: str) -> dict[str, str]:
         return {"records_json": str(self.out_dir / f"{suite}-{name}.json")}
 
     def get(self, suite: str, config: Any, servers: Servers) -> EvalResult:
-        key = (suite, config.name)
-        if key in self._errors:
-            raise self._errors[key]
-        if key not in self._results:
-            try:
-                with self.phases.measure("evaluation", f"{suite}/{config.name}"):
-                    result = self._run(config, servers)
-            except Exception as exc:
-                self._errors[key] = exc
-                raise
+        """The evaluation's result, run on the first call; a failed run's error again."""
+        def run() -> EvalResult:
+            with self.phases.measure("evaluation", f"{suite}/{config.name}"):
+                result = self._run(config, servers)
             self._write(suite, result)
-            self._results[key] = result
-        return self._results[key]
+            return result
+
+        return self._once.get((suite, config.name), run)
 
     def _write(self, suite: str, result: EvalResult) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -157,21 +152,22 @@ class EvalRuns:
 
     def _long_context(self, config: Any, servers: Servers) -> EvalResult:
         from pytest_rocm_llm.client.completions import Endpoint
+        from pytest_rocm_llm.client.tokenizer import tokenizer_file
         from pytest_rocm_llm.correctness.long_context import run_long_context
 
         server = servers(config.profile)
         result = run_long_context(
             config, Endpoint(server.base_url, config.api, server.served_model_name),
-            str(Path(server.model_path) / "tokenizer.json"), self.progress)
+            str(tokenizer_file(server.model_path)), self.progress)
         server.check_alive()
         return result
 
 
 def _decoder(model_path: str) -> Callable[[list[int]], str] | None:
-    tok = Path(model_path) / "tokenizer.json"
-    if not tok.is_file():
-        return None
-    from tokenizers import Tokenizer
+    from pytest_rocm_llm.client.tokenizer import TokenizerUnavailable, load_tokenizer
 
-    t = Tokenizer.from_file(str(tok))
+    try:
+        t = load_tokenizer(model_path)
+    except TokenizerUnavailable:
+        return None  # divergences are then shown as ids
     return lambda ids: t.decode(ids, skip_special_tokens=False)

@@ -17,6 +17,7 @@ import asyncio
 import json
 import time
 from collections.abc import Collection, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,20 +25,21 @@ import httpx
 
 from pytest_rocm_llm.client.completions import (
     Endpoint,
-    Generation,
+    GreedyGeneration,
     client_for,
     failed,
     generate,
     request_body,
     token_id,
 )
+from pytest_rocm_llm.client.sse import StreamFailed, sse_events
 
 
 @dataclass(frozen=True)
 class StreamCheck:
     prompt_id: str
-    full: Generation  # the non-streamed greedy output
-    streamed: Generation  # token_ids as received; completion_tokens as reported
+    full: GreedyGeneration  # the non-streamed greedy output
+    streamed: GreedyGeneration  # token_ids as received; completion_tokens as reported
     eos_count: int
 
     @property
@@ -77,56 +79,49 @@ def _ids_from_chunk(choice: Mapping[str, Any]) -> list[int]:
 
 
 async def stream_generation(client: httpx.AsyncClient, endpoint: Endpoint,
-                            prompt_ids: Sequence[int], max_tokens: int) -> Generation:
+                            prompt_ids: Sequence[int], max_tokens: int) -> GreedyGeneration:
     """One greedy streamed request: the ids as received and the count the server reported."""
     path, body = request_body(endpoint.api, prompt_ids, max_tokens, 0, endpoint.model,
                               stream=True)
     ids: list[int] = []
     reported = 0
     finish: str | None = None
-    done = False
     start = time.perf_counter()
     try:
         async with client.stream("POST", path, json=body) as response:
-            if response.status_code != 200:
-                text = (await response.aread()).decode(errors="replace")
-                return failed(f"HTTP {response.status_code}: {text[:300]}")
-            async for line in response.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    done = True
-                    break
-                event = json.loads(data)
-                if "error" in event:
-                    return failed(f"error event: {str(event['error'])[:300]}")
-                if endpoint.api == "generate":
-                    meta = event.get("meta_info") or {}
-                    chunk = [int(i) for i in event.get("output_ids") or ()]
-                    reported = int(meta.get("completion_tokens", reported))
-                    # Cumulative streams resend every id so far; incremental ones a delta.
-                    if len(chunk) == reported and len(chunk) >= len(ids):
-                        ids = chunk
+            async with aclosing(sse_events(response)) as events:
+                async for event in events:
+                    if endpoint.api == "generate":
+                        reported = _generate_event(event, ids, reported)
+                        f = (event.get("meta_info") or {}).get("finish_reason")
+                        if f is not None:
+                            finish = str(f.get("type")) if isinstance(f, dict) else str(f)
                     else:
-                        ids.extend(chunk)
-                    f = meta.get("finish_reason")
-                    if f is not None:
-                        finish = str(f.get("type")) if isinstance(f, dict) else str(f)
-                else:
-                    usage = event.get("usage")
-                    if usage:
-                        reported = int(usage.get("completion_tokens") or 0)
-                    for choice in event.get("choices") or ():
-                        ids.extend(_ids_from_chunk(choice))
-                        if choice.get("finish_reason"):
-                            finish = str(choice["finish_reason"])
+                        usage = event.get("usage")
+                        if usage:
+                            reported = int(usage.get("completion_tokens") or 0)
+                        for choice in event.get("choices") or ():
+                            ids.extend(_ids_from_chunk(choice))
+                            if choice.get("finish_reason"):
+                                finish = str(choice["finish_reason"])
+    except StreamFailed as exc:
+        return failed(str(exc))
     except (httpx.HTTPError, ValueError) as exc:
         return failed(f"{type(exc).__name__}: {exc}")
-    if not done:
-        return failed("stream ended without [DONE] (truncated)")
-    return Generation(tuple(ids), tuple(None for _ in ids), (), finish, reported, None,
-                      latency_s=time.perf_counter() - start)
+    return GreedyGeneration(tuple(ids), tuple(None for _ in ids), (), finish, reported, None,
+                            latency_s=time.perf_counter() - start)
+
+
+def _generate_event(event: Mapping[str, Any], ids: list[int], reported: int) -> int:
+    """Add one /generate event's ids to ``ids``; returns the count the server reports."""
+    chunk = [int(i) for i in event.get("output_ids") or ()]
+    reported = int((event.get("meta_info") or {}).get("completion_tokens", reported))
+    # Cumulative streams resend every id so far; incremental ones a delta.
+    if len(chunk) == reported and len(chunk) >= len(ids):
+        ids[:] = chunk
+    else:
+        ids.extend(chunk)
+    return reported
 
 
 async def check_streams(endpoint: Endpoint, prompts: Sequence[tuple[str, Sequence[int]]],

@@ -37,6 +37,8 @@ HEADROOM = {"sglang": 8, "vllm": 0}
 # get_context_length reads them.
 CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
                 "max_position_embeddings")
+# A server that cannot list its models in this long will not serve the evaluation either.
+PROBE_TIMEOUT_S = 30.0
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgG]?)")
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
 
@@ -125,9 +127,12 @@ def served_context(endpoint: Endpoint) -> int | None:
     the context they enforce there); None if it does not say."""
     import httpx  # here: loading a suite (which imports this module) stays light
 
+    from pytest_rocm_llm.http import sync_client
+
     try:
-        r = httpx.get(endpoint.base_url.rstrip("/") + "/v1/models",
-                      headers=dict(endpoint.headers), timeout=30.0)
+        with sync_client(endpoint.base_url.rstrip("/"), timeout_s=PROBE_TIMEOUT_S,
+                         headers=endpoint.headers) as client:
+            r = client.get("/v1/models")
         data: Any = r.json().get("data") if r.status_code == 200 else None
     except (httpx.HTTPError, ValueError, AttributeError):
         return None

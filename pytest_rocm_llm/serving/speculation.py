@@ -15,8 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
-from pytest_rocm_llm.client.completions import Generation
+
+class VerifiedRequest(Protocol):
+    """What a request's answer tells of speculation (``client.completions.GreedyGeneration``
+    has it; serving sits below the client layer, so it names the fields, not the class)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def completion_tokens(self) -> int: ...
+    @property
+    def spec_verify_ct(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -33,7 +44,7 @@ class SpecCounters:
         return self.tokens / self.steps if self.steps > 0 else None
 
 
-def from_generations(gens: Iterable[Generation]) -> SpecCounters | None:
+def from_generations(gens: Iterable[VerifiedRequest]) -> SpecCounters | None:
     """Summed over the requests that report speculation; None when none does (the API has
     no per-request figure, or the server did not speculate)."""
     verified = [g for g in gens if g.ok and g.spec_verify_ct]

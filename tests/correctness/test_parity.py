@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rocm_llm.client.completions import Generation
+from pytest_rocm_llm.client.completions import GreedyGeneration
 from pytest_rocm_llm.config.toml import Table
 from pytest_rocm_llm.correctness.parity import (
     ParityConfig,
@@ -28,8 +28,8 @@ from tests.toy_engine import Toy, serve
 TOL = 0.1
 
 
-def gen(ids: list[int], tops: list[dict[int, float]]) -> Generation:
-    return Generation(tuple(ids), tuple(t[i] for i, t in zip(ids, tops)), tuple(tops),
+def gen(ids: list[int], tops: list[dict[int, float]]) -> GreedyGeneration:
+    return GreedyGeneration(tuple(ids), tuple(t[i] for i, t in zip(ids, tops)), tuple(tops),
                       "length", len(ids), None)
 
 
@@ -106,7 +106,7 @@ def test_token_outside_top_k_is_a_real_divergence_at_its_position(case, drop_ref
     victim, other = (ref, spec) if drop_ref else (spec, ref)
     tops = list(victim.top_logprobs)
     tops[i] = {t: v for t, v in tops[i].items() if t != other.token_ids[i]}
-    victim = Generation(victim.token_ids, victim.logprobs, tuple(tops), "length",
+    victim = GreedyGeneration(victim.token_ids, victim.logprobs, tuple(tops), "length",
                         len(victim.token_ids), None)
     ref, spec = (victim, spec) if drop_ref else (ref, victim)
     c = compare("p", ref, spec, TOL)
@@ -182,7 +182,7 @@ def test_a_token_its_own_side_ranks_lower_is_a_real_divergence(case, under: floa
     tops = list(victim.top_logprobs)
     mine = victim.token_ids[i]
     tops[i] = {**tops[i], other.token_ids[i]: tops[i][mine] + under}
-    victim = Generation(victim.token_ids, victim.logprobs, tuple(tops), "length",
+    victim = GreedyGeneration(victim.token_ids, victim.logprobs, tuple(tops), "length",
                         len(victim.token_ids), None)
     ref, spec = (ref, victim) if on_spec else (victim, spec)
     c = compare("p", ref, spec, TOL)

@@ -5,8 +5,9 @@ scipy is imported inside the functions: loading the plugin must not import it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+
+from pytest_rocm_llm.standard_error import of_proportion
 
 
 def binomial_floor(reference: float, n: int, alpha: float, allowance: float = 0.0) -> float:
@@ -35,8 +36,10 @@ def binomial_floor(reference: float, n: int, alpha: float, allowance: float = 0.
 
 
 def stderr(accuracy: float, n: int) -> float:
-    """Standard error of a proportion over n independent items, sqrt(p(1-p)/n)."""
-    return math.sqrt(accuracy * (1.0 - accuracy) / n) if n > 0 else float("nan")
+    """Standard error of a proportion over n independent items, sqrt(p(1-p)/n); NaN without
+    items, as the accuracy itself is then (metrics hold floats)."""
+    spread = of_proportion(accuracy, n)
+    return float("nan") if spread is None else spread
 
 
 def mcnemar(a_correct: Sequence[bool], b_correct: Sequence[bool]) -> tuple[int, int, float]:
