@@ -50,19 +50,39 @@ def latency_histogram(records: Sequence[RequestRecord], title: str) -> bytes | N
     return _png(plt, fig)
 
 
+def sweep_series(steps: Sequence[Mapping[str, Any]]) -> dict[str, list[float | None]]:
+    """Per step: its rate, whole-run and steady-state output tok/s, what it offered (rate x
+    realized mean output tokens: a step that only kept up shows this and no more) and TTFT
+    max."""
+    def offered(s: Mapping[str, Any]) -> float | None:
+        mean = s.get("mean_output_tokens")
+        return None if mean is None else s["rate"] * mean
+
+    return {"rate": [s["rate"] for s in steps],
+            "output tok/s (whole run)": [s.get("output_tok_s") for s in steps],
+            "steady state output tok/s": [s.get("steady_output_tok_s") for s in steps],
+            "offered: rate x mean output tokens": [offered(s) for s in steps],
+            "TTFT max (s)": [s.get("ttft_max_s") for s in steps]}
+
+
 def throughput_vs_rate(steps: Sequence[Mapping[str, Any]], title: str) -> bytes | None:
-    """A rate sweep: output tok/s and TTFT max at each offered rate."""
-    pts = [(s["rate"], s.get("output_tok_s"), s.get("ttft_max_s")) for s in steps]
-    pts = [p for p in pts if p[1] is not None]
-    if not pts:
+    """A rate sweep: output tok/s (whole run, steady state, offered) and TTFT max at each
+    offered rate."""
+    series = sweep_series(steps)
+    rates = series.pop("rate")
+    ttft = series.pop("TTFT max (s)")
+    if not any(v is not None for v in series["output tok/s (whole run)"]):
         return None
     plt, (fig, ax) = _figure()
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label="output tok/s")
+    for (label, values), style in zip(series.items(), ("o-", "^-", "k:"), strict=True):
+        pts = [(r, v) for r, v in zip(rates, values, strict=True) if v is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
     ax.set_xlabel("offered rate (req/s)")
     ax.set_ylabel("output tok/s")
+    ax.legend(loc="upper left", fontsize="small")
     ax2 = ax.twinx()
-    ax2.plot([p[0] for p in pts], [p[2] or 0 for p in pts], marker="s", color="tab:red",
-             label="TTFT max (s)")
+    ax2.plot(rates, [t or 0 for t in ttft], marker="s", color="tab:red", label="TTFT max (s)")
     ax2.set_ylabel("TTFT max (s)")
     ax.set_title(title)
     return _png(plt, fig)
