@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 
 from pytest_rocm_llm.errors import InfrastructureError
+from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.log_tail import TAIL_LINES, file_tail
 from pytest_rocm_llm.progress_log import report
 from pytest_rocm_llm.redact import redact_argv, redact_text, secret_values
@@ -172,7 +173,7 @@ class ServerProcess:
         spec = self.spec
         t0 = time.monotonic()
         last_report = t0
-        with httpx.Client(timeout=httpx.Timeout(10.0, connect=2.0)) as client:
+        with sync_client(timeout_s=10.0, connect_s=2.0) as client:
             while True:
                 code = self.proc.poll()
                 if code is not None:
