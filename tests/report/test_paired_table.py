@@ -35,7 +35,7 @@ def test_the_table_has_one_row_per_check_side_by_side() -> None:
     text = format_paired_table([SLOWER, SAME, ACCURACY], "sglang 0.5.23", "sglang 0.5.24")
     lines = text.splitlines()
     header = lines[0]
-    for column in ("check", "sglang 0.5.23", "sglang 0.5.24", "delta [95% CI]", "verdict"):
+    for column in ("check", "sglang 0.5.23", "sglang 0.5.24", "delta [98% CI]", "verdict"):
         assert column in header
     assert header.index("sglang 0.5.23") < header.index("sglang 0.5.24")
     row = next(line for line in lines if line.startswith("decode_speed"))

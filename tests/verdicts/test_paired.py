@@ -126,6 +126,14 @@ def test_noisy_trials_are_inconclusive_and_say_how_many_trials_would_decide() ->
     assert "trials per build" in v.detail
     needed = v.trials_needed
     assert needed is not None and needed > 4
+    # as many trials at the same spread do decide, and half as many would not
+    more = -(-needed // 4) * 4
+    w = paired_performance("decode_speed", "output_tok_s", "tok/s", "higher", [100.0] * more,
+                           b * (more // 4))
+    assert w.status == "pass", w.detail
+    half = needed // 8
+    fewer = paired_performance("d", "m", "", "higher", [100.0] * (4 * half), b * half)
+    assert fewer.status == "inconclusive"
 
 
 def test_one_trial_each_is_inconclusive_and_names_the_minimum() -> None:
