@@ -16,6 +16,7 @@ import unicodedata
 import zlib
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,7 @@ class Thresholds:
     mixed_script_min_words: int = 20
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     # compression_ratio | repeated_4gram | tail_loop | char_run | bad_chars | word_salad |
     # char_entropy | mixed_script
     detector: str
@@ -245,30 +245,29 @@ def mixed_script_words(text: str) -> tuple[float, int]:
 def detect(text: str, thresholds: Thresholds = Thresholds()) -> list[Finding]:
     """Every detector that fires on ``text``; an empty list means healthy."""
     t = thresholds
-    found: list[Finding] = []
-    if len(text.encode("utf-8", errors="replace")) >= t.min_bytes:
-        ratio = max_window_compression(text, t.window_bytes)
-        if ratio > t.compression_ratio:
-            found.append(Finding("compression_ratio", ratio, t.compression_ratio))
-    frac, total = repeated_ngram_fraction(text)
-    if total >= t.min_4grams and frac > t.repeated_4gram:
-        found.append(Finding("repeated_4gram", frac, t.repeated_4gram))
+    sized = len(text.encode("utf-8", errors="replace")) >= t.min_bytes
+    ratio = max_window_compression(text, t.window_bytes) if sized else 0.0
+    frac, grams = repeated_ngram_fraction(text)
     repeats, _ = tail_loop(text, t.tail_min_block, t.tail_window)
-    if repeats >= t.tail_repeats:
-        found.append(Finding("tail_loop", repeats, t.tail_repeats))
     run = longest_char_run(text)
-    if run > t.max_char_run:
-        found.append(Finding("char_run", run, t.max_char_run))
     bad = bad_chars(text)
-    if text and bad >= t.bad_char_min_count and bad / len(text) > t.bad_char_rate:
-        found.append(Finding("bad_chars", bad / len(text), t.bad_char_rate))
+    bad_rate = bad / len(text) if text else 0.0
     salad, judged = word_salad(text, t.salad_window, t.salad_line_words)
-    if judged >= t.salad_window and salad > t.word_salad:
-        found.append(Finding("word_salad", salad, t.word_salad))
     entropy = max_char_entropy(text, t.entropy_window)
-    if entropy > t.char_entropy:
-        found.append(Finding("char_entropy", entropy, t.char_entropy))
     share, words = mixed_script_words(text)
-    if words >= t.mixed_script_min_words and share > t.mixed_script:
-        found.append(Finding("mixed_script", share, t.mixed_script))
-    return found
+    # (detector, value, threshold, fired): each fires only on enough text to judge
+    measured = (
+        ("compression_ratio", ratio, t.compression_ratio,
+         sized and ratio > t.compression_ratio),
+        ("repeated_4gram", frac, t.repeated_4gram,
+         grams >= t.min_4grams and frac > t.repeated_4gram),
+        ("tail_loop", repeats, t.tail_repeats, repeats >= t.tail_repeats),
+        ("char_run", run, t.max_char_run, run > t.max_char_run),
+        ("bad_chars", bad_rate, t.bad_char_rate,
+         bad >= t.bad_char_min_count and bad_rate > t.bad_char_rate),
+        ("word_salad", salad, t.word_salad, judged >= t.salad_window and salad > t.word_salad),
+        ("char_entropy", entropy, t.char_entropy, entropy > t.char_entropy),
+        ("mixed_script", share, t.mixed_script,
+         words >= t.mixed_script_min_words and share > t.mixed_script),
+    )
+    return [Finding(name, value, limit) for name, value, limit, fired in measured if fired]

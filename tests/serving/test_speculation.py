@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from pytest_rocm_llm.client.completions import GreedyGeneration, failed
+from pytest_rocm_llm.serving import speculation
 from pytest_rocm_llm.serving.speculation import SpecCounters, between, from_generations
 
 
@@ -25,18 +29,29 @@ def test_no_figure_is_none_not_one() -> None:
     assert between(SpecCounters(50.0, 10.0), SpecCounters(62.0, 16.0)) == SpecCounters(12.0, 6.0)
 
 
-def test_serving_modules_load_without_the_client_layer() -> None:
-    """serving sits below client: counting speculation names a request's fields, not the
-    client's class (an import upward would close a circle as the layers grow)."""
-    import json
-    import subprocess
-    import sys
 
-    code = ("import json, sys\n"
-            "import pytest_rocm_llm.serving.speculation, pytest_rocm_llm.serving.context_limits\n"
-            "print(json.dumps(sorted(m for m in sys.modules "
-            "if m.startswith(('pytest_rocm_llm.client', 'pytest_rocm_llm.correctness', "
-            "'pytest_rocm_llm.performance')))))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120)
-    assert json.loads(out.stdout.splitlines()[-1]) == []
+def runtime_imports(path: Path) -> set[str]:
+    """Modules ``path`` imports when it runs (``if TYPE_CHECKING:`` blocks left out)."""
+    out: set[str] = set()
+    tree = ast.parse(path.read_text())
+    skip = {id(n) for node in ast.walk(tree)
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+            for stmt in node.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out
+
+
+def test_serving_modules_do_not_import_the_layers_above() -> None:
+    """serving sits below client: counting speculation names a request's fields, not the
+    client's class (an import upward closes a circle as the layers grow)."""
+    upper = ("pytest_rocm_llm.client", "pytest_rocm_llm.performance",
+             "pytest_rocm_llm.correctness")
+    package = Path(speculation.__file__).parent
+    for name in ("speculation.py", "context_limits.py"):
+        assert not [m for m in runtime_imports(package / name) if m.startswith(upper)], name

@@ -23,9 +23,9 @@ from pytest_rocm_llm.errors import Unavailable
 class DatasetUnavailable(Unavailable):
     """A dataset file is missing or is not the expected release; ``reason`` says which."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    @property
+    def reason(self) -> str:
+        return str(self)
 
 
 @dataclass(frozen=True)

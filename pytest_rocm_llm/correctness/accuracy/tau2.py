@@ -34,17 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rocm_llm.correctness.accuracy.config import AccuracyConfig
+from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable
 from pytest_rocm_llm.correctness.accuracy.stats import stderr
 from pytest_rocm_llm.correctness.result import EvalResult
-from pytest_rocm_llm.errors import Unavailable
 
 SUCCESS = 1.0 - 1e-6  # tau2 counts a simulation as solved when its reward is 1 (float)
 
 
-class Tau2Unavailable(Unavailable):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+class Tau2Unavailable(DatasetUnavailable):
+    """The tau2-bench command, which brings the tasks, cannot run here; ``reason`` says why
+    and how to install it."""
 
 
 @dataclass(frozen=True)
