@@ -1,6 +1,7 @@
 """The served model's tokenizer, read from ``tokenizer.json`` in its directory, never from a
 hub: prompts are built as ids the server sees exactly, and ids coming back are decoded with
-the same vocabulary. Loaded once per file per process.
+the same vocabulary. Loaded once per file per process, and shared: no caller may switch on
+padding or truncation on it.
 """
 
 from __future__ import annotations

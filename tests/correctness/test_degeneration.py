@@ -108,9 +108,9 @@ SCRIPTS = [(0x430, 0x44F), (0x3B1, 0x3C9), (0x627, 0x64A), (0x5D0, 0x5EA), (0x91
 
 @pytest.fixture(scope="module")
 def tokenizer(reference_model_dir: Path):
-    from tokenizers import Tokenizer
+    from pytest_rocm_llm.client.tokenizer import load_tokenizer
 
-    return Tokenizer.from_file(str(reference_model_dir / "tokenizer.json"))
+    return load_tokenizer(reference_model_dir)
 
 
 def random_tokens(tokenizer, seed: int, n: int) -> str:

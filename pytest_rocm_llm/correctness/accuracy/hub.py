@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable, HubFile
+from pytest_rocm_llm.excerpt import clip
 
 
 def fetch(hub: HubFile, what: str, override: str) -> Path:
@@ -29,7 +30,7 @@ def fetch(hub: HubFile, what: str, override: str) -> Path:
     except (EntryNotFoundError, OSError) as exc:
         # Every way the Hub can fail lands here: offline, no route, not found, refused.
         why = ("HF_HUB_OFFLINE is set" if huggingface_hub.is_offline_mode()
-               else f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
+               else f"{type(exc).__name__}: {clip(str(exc).strip().splitlines()[0])}"
                if str(exc).strip() else type(exc).__name__)
         raise DatasetUnavailable(
             f"{what}: {hub.url} is not in the Hugging Face cache "
