@@ -1,9 +1,9 @@
 """The paired run's table, one row per check with both builds side by side, and what its
 verdicts do to the exit status (issue 14 item 5).
 
-    check        | sglang 0.5.23 | sglang 0.5.24 | delta [95% CI]         | verdict
+    check        | sglang 0.5.23 | sglang 0.5.24 | delta [98% CI]         | verdict
     -------------+---------------+---------------+------------------------+----------
-    decode_speed | 18.05 tok/s   | 16.25 tok/s   | -10.0% [-10.1%, -9.9%] | REGRESSED
+    decode_speed | 18.05 tok/s   | 16.25 tok/s   | -10.0% [-10.1%, -9.8%] | REGRESSED
 
 Performance deltas are relative (%), accuracy deltas absolute (points); an inconclusive row
 says under the table why and how many trials per build would decide.
