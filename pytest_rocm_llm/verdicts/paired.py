@@ -299,12 +299,20 @@ def _first_divergence(x: Sequence[int], y: Sequence[int]) -> int | None:
     return None if len(x) == len(y) else min(len(x), len(y))
 
 
+def _close(gaps: Sequence[Sequence[float]], p: int, i: int, near_tie: float) -> bool:
+    row = gaps[p] if p < len(gaps) else ()
+    return i < len(row) and row[i] <= near_tie
+
+
 def outputs_changed(a_tokens: Sequence[Sequence[int]], b_tokens: Sequence[Sequence[int]], *,
                     a_top2_gaps: Sequence[Sequence[float]] | None = None,
-                    near_tie: float = NEAR_TIE_NATS) -> OutputsChanged:
+                    near_tie: float = NEAR_TIE_NATS,
+                    b_top2_gaps: Sequence[Sequence[float]] | None = None) -> OutputsChanged:
     """Greedy token ids of A and B per prompt. ``a_top2_gaps[p][i]``: A's logprob of its
     top token minus its second at position i of prompt p; a divergence where that gap is at
-    most ``near_tie`` nats is a near tie (one output stopping early is not)."""
+    most ``near_tie`` nats is a near tie (one output stopping early is not). With
+    ``b_top2_gaps`` too, B's gap there must be as small (parity's rule: each side prefers
+    its own token by at most the tolerance)."""
     if len(a_tokens) != len(b_tokens):
         raise ValueError(f"outputs of different prompts: {len(a_tokens)} from A, "
                          f"{len(b_tokens)} from B")
@@ -314,6 +322,6 @@ def outputs_changed(a_tokens: Sequence[Sequence[int]], b_tokens: Sequence[Sequen
         for p, i in enumerate(firsts):
             if i is None or i >= min(len(a_tokens[p]), len(b_tokens[p])):
                 continue
-            gaps = a_top2_gaps[p] if p < len(a_top2_gaps) else ()
-            ties += i < len(gaps) and gaps[i] <= near_tie
+            ties += all(_close(side, p, i, near_tie) for side in (a_top2_gaps, b_top2_gaps)
+                        if side is not None)
     return OutputsChanged(sum(i is not None for i in firsts), len(firsts), ties, firsts)

@@ -242,6 +242,16 @@ def test_near_ties_are_counted_from_a_top2_gaps() -> None:
     assert got.summary() == "outputs changed on 2 of 2 prompts (1 at near ties)"
 
 
+def test_near_ties_need_both_sides_close_when_b_gaps_are_given() -> None:
+    """As parity's rule: each side prefers its own token by at most the tolerance."""
+    a = [[1, 2, 3], [4, 5, 6]]
+    b = [[1, 7, 3], [4, 8, 6]]
+    a_gaps = [[2.0, 0.03, 1.0], [1.0, 0.05, 0.5]]
+    b_gaps = [[2.0, 0.02, 1.0], [1.0, 3.0, 0.5]]  # prompt 1: B is sure of its token
+    got = outputs_changed(a, b, a_top2_gaps=a_gaps, b_top2_gaps=b_gaps)
+    assert (got.changed, got.near_ties) == (2, 1)
+
+
 def test_outputs_changed_needs_the_same_prompts() -> None:
     with pytest.raises(ValueError, match="prompts"):
         outputs_changed([[1]], [[1], [2]])
