@@ -136,7 +136,7 @@ class PairedVerdict:
 
 @lru_cache(maxsize=4096)
 def _t_quantile(q: float, df: int) -> float:
-    from scipy.stats import t as student_t  # type: ignore[import-untyped]
+    from scipy.stats import t as student_t
 
     return float(student_t.ppf(q, df))
 
