@@ -14,7 +14,7 @@ request and response fields follow sglang 0.5.23's own models
 - errors come back as sglang's ``{"object": "error", "message": ...}`` or OpenAI/vLLM's
   ``{"error": {"message": ...}}``.
 
-A failed request is a ``Sample`` with ``error`` set, never an exception: one bad request
+A failed request is a ``ChatAnswer`` with ``error`` set, never an exception: one bad request
 must not kill an eval, and a failed request is never scored as a wrong answer.
 """
 
@@ -35,7 +35,9 @@ Message = Mapping[str, str]  # {"role": "user", "content": "..."}
 
 
 @dataclass(frozen=True)
-class Sample:
+class ChatAnswer:
+    """One chat completion's answer, or why there is none (``error``)."""
+
     text: str
     finish_reason: str | None
     completion_tokens: int | None
@@ -61,7 +63,7 @@ def _server_message(response: httpx.Response) -> str:
 
 
 class ChatSampler:
-    """``await sampler(messages) -> Sample``; use ``async with`` or ``await aclose()``."""
+    """``await sampler(messages) -> ChatAnswer``; use ``async with`` or ``await aclose()``."""
 
     def __init__(
         self,
@@ -99,15 +101,15 @@ class ChatSampler:
             self._loop = loop
         return self._client
 
-    async def __call__(self, messages: Sequence[Message]) -> Sample:
+    async def __call__(self, messages: Sequence[Message]) -> ChatAnswer:
         try:
             r = await self._http().post(PATHS["chat"], json=self.payload(messages))
         except httpx.TimeoutException:
-            return Sample("", None, None, f"no answer within {self.timeout_s:g} s")
+            return ChatAnswer("", None, None, f"no answer within {self.timeout_s:g} s")
         except httpx.HTTPError as exc:
-            return Sample("", None, None, clip(f"{type(exc).__name__}: {exc}"))
+            return ChatAnswer("", None, None, clip(f"{type(exc).__name__}: {exc}"))
         if r.status_code != 200:
-            return Sample("", None, None, f"HTTP {r.status_code}: {_server_message(r)}")
+            return ChatAnswer("", None, None, f"HTTP {r.status_code}: {_server_message(r)}")
         try:
             body = r.json()
             choice = body["choices"][0]
@@ -116,10 +118,10 @@ class ChatSampler:
             usage = body.get("usage") or {}
             tokens = usage.get("completion_tokens")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            return Sample("", None, None, f"malformed response: {clip(r.text)}")
+            return ChatAnswer("", None, None, f"malformed response: {clip(r.text)}")
         if finish == "abort":
-            return Sample(text, finish, tokens, "the server aborted the request")
-        return Sample(text, finish, tokens if isinstance(tokens, int) else None)
+            return ChatAnswer(text, finish, tokens, "the server aborted the request")
+        return ChatAnswer(text, finish, tokens if isinstance(tokens, int) else None)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm_llm.client.chat import ChatSampler, Sample
+from pytest_rocm_llm.client.chat import ChatAnswer, ChatSampler
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.correctness.accuracy import arithmetic, gsm8k
 from pytest_rocm_llm.correctness.accuracy.runner import run_accuracy_sync
@@ -78,7 +78,7 @@ def test_gsm8k_and_arithmetic_results_are_well_formed(cpu_server: str) -> None:
 
 def test_a_rejected_request_is_a_failed_sample(cpu_server: str) -> None:
     # A message role sglang's request model does not accept: the real server answers 4xx.
-    async def ask() -> Sample:
+    async def ask() -> ChatAnswer:
         async with ChatSampler(cpu_server, SERVED, max_tokens=4) as sampler:
             return await sampler([{"role": "narrator", "content": "hi"}])
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm_llm.client.chat import Sample
+from pytest_rocm_llm.client.chat import ChatAnswer
 from pytest_rocm_llm.correctness.accuracy import gpqa
 from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable, sha256_of
 from pytest_rocm_llm.correctness.accuracy.runner import run_accuracy
@@ -78,13 +78,13 @@ def test_no_question_text_leaves_the_eval(tmp_path: Path) -> None:
         prompt = messages[0]["content"]
         n = int(prompt.split("question ")[1].split(":")[0])
         if n == 3:  # a failing request whose server error echoes the prompt
-            return Sample("", None, None, f"HTTP 400: invalid input {prompt}")
+            return ChatAnswer("", None, None, f"HTTP 400: invalid input {prompt}")
         if n == 4:
-            return Sample("", None, None, f"ReadError: {prompt}")
+            return ChatAnswer("", None, None, f"ReadError: {prompt}")
         # the model repeats the question and answers right for even items, wrong for odd
         letter = option_letter(prompt, "right") if n % 2 == 0 else \
             option_letter(prompt, "wrong-a")
-        return Sample(f"{prompt}\nThinking...\nAnswer: {letter}", "stop", 20)
+        return ChatAnswer(f"{prompt}\nThinking...\nAnswer: {letter}", "stop", 20)
 
     lines: list[str] = []
     result = asyncio.run(run_accuracy(items, sampler, 3, lines.append, "gpqa", "gpqa",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import math
 
-from pytest_rocm_llm.client.chat import ChatSampler, Sample
+from pytest_rocm_llm.client.chat import ChatAnswer, ChatSampler
 from pytest_rocm_llm.correctness.accuracy import arithmetic
 from pytest_rocm_llm.correctness.accuracy.runner import run_accuracy, run_accuracy_sync
 from pytest_rocm_llm.serving.ports import claim_port, release_port
@@ -27,14 +27,14 @@ def test_failed_requests_are_counted_apart_and_block_judgement() -> None:
         index = calls
         await asyncio.sleep(0)
         if index <= 2:
-            return Sample("", None, None, "HTTP 503: overloaded")
+            return ChatAnswer("", None, None, "HTTP 503: overloaded")
         if index <= 10:  # right, in the strict format
-            return Sample(f"so\n#### {answer}", "stop", 5)
+            return ChatAnswer(f"so\n#### {answer}", "stop", 5)
         if index <= 15:  # right, but only in prose
-            return Sample(f"The total is {answer}.", "stop", 5)
+            return ChatAnswer(f"The total is {answer}.", "stop", 5)
         if index <= 17:
-            return Sample("I do not know", "length", 64)
-        return Sample(f"It is {int(answer) + 1}", "stop", 5)
+            return ChatAnswer("I do not know", "length", 64)
+        return ChatAnswer(f"It is {int(answer) + 1}", "stop", 5)
 
     lines: list[str] = []
     result = asyncio.run(run_accuracy(items, sampler, 4, lines.append, "arith", "arithmetic"))
@@ -57,7 +57,7 @@ def test_strict_scoring_and_an_empty_eval() -> None:
     items = arithmetic.build(count=4, shots=0, seed=0)
 
     async def prose(messages):
-        return Sample("The answer is 3.", "stop", 5)
+        return ChatAnswer("The answer is 3.", "stop", 5)
 
     strict = asyncio.run(run_accuracy(items, prose, 2, lambda _: None, "a", "arithmetic",
                                       scoring="strict"))

@@ -12,12 +12,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_rocm_llm.client.chat import Message, Sample
+from pytest_rocm_llm.client.chat import ChatAnswer, Message
 from pytest_rocm_llm.correctness.accuracy.items import Item, score
 from pytest_rocm_llm.correctness.accuracy.stats import stderr
 from pytest_rocm_llm.correctness.result import EvalResult
 
-Sampler = Callable[[Sequence[Message]], Awaitable[Sample]]
+Sampler = Callable[[Sequence[Message]], Awaitable[ChatAnswer]]
 SCORINGS = ("strict", "flexible")
 PROGRESS_EVERY_S = 30.0
 RESPONSE_CHARS = 2000  # of each output kept in records (never for confidential items)
@@ -64,7 +64,7 @@ async def run_accuracy(
     progress(f"[rocm-llm] eval {name} ({kind}): {len(eval_items)} items, concurrency "
              f"{concurrency}, scoring {scoring}")
 
-    async def one(item: Item) -> tuple[Item, Sample]:
+    async def one(item: Item) -> tuple[Item, ChatAnswer]:
         async with gate:
             sample = await sampler(item.messages)
         s = score(item, sample.text) if sample.ok else None
@@ -77,7 +77,7 @@ async def run_accuracy(
                      seconds=time.monotonic() - started)
 
 
-def summarize(done: Sequence[tuple[Item, Sample]], *, name: str, kind: str, scoring: str,
+def summarize(done: Sequence[tuple[Item, ChatAnswer]], *, name: str, kind: str, scoring: str,
               confidential: bool, seconds: float) -> EvalResult:
     records: list[Mapping[str, Any]] = []
     errors: list[tuple[str, str]] = []
