@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rocm_llm.errors import ConfigError
-from pytest_rocm_llm.verdicts.gate import Gate, Measurement
+from pytest_rocm_llm.verdicts.gate import BINOMIAL, Gate, Measurement, binomial
 
 SCHEMA_VERSION = 1
 
@@ -30,6 +30,14 @@ def schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+@cache
+def proportion_metrics() -> frozenset[str]:
+    """Metrics that are a share of n items: their noise is binomial."""
+    from pytest_rocm_llm.config.evals import RATIO_METRICS
+
+    return frozenset({*RATIO_METRICS, "success_ratio", "invalid_rate"})
+
+
 @dataclass(frozen=True)
 class BaselineEntry:
     check: str
@@ -37,12 +45,14 @@ class BaselineEntry:
 
     @property
     def measurement(self) -> Measurement:
+        """The stored value with its noise. A proportion's noise follows from its n (files
+        written before the binomial kind existed say "stderr" for it); a within-run spread
+        stays within-run, so the gate reports instead of pretending it is run-to-run noise."""
         d = self.data
-        spread = d.get("spread")
-        if spread is not None and d.get("spread_kind") == "iqr":
-            # IQR of a normal sample is 1.349 sd; the gate wants the stderr of the value.
-            spread = spread / 1.349 / max(d["n"], 1) ** 0.5
-        return Measurement(float(d["value"]), int(d["n"]), spread)
+        value, n, kind = float(d["value"]), int(d["n"]), d.get("spread_kind", "stderr")
+        if kind == BINOMIAL or (kind == "stderr" and d["metric"] in proportion_metrics()):
+            return binomial(value, n)
+        return Measurement(value, n, d.get("spread"), kind, int(d.get("runs", 1)))
 
     @property
     def gate(self) -> Gate:

@@ -1,10 +1,21 @@
 """The baseline gate: is a new measurement as good as the stored one, given the noise of both?
 
-The margin comes from the recorded spreads, not from a fixed percentage: the gate fails when
-the new value is worse than the baseline by more than ``z`` standard errors of the
-difference (``z`` from the one-sided false-fail rate ``alpha``), plus the baseline's own
-``tolerance`` (relative, 0 unless the baseline file says why it needs one). A baseline with
-no spread (a published figure) contributes none, so only the new measurement's noise counts.
+Only noise that describes how a value moves from run to run may set the margin:
+
+- ``between_runs``: the sample SD of one run's value across repeated runs (trials), with the
+  number of runs it came from. The stored value and the new one are means of runs, so the
+  noise of their difference is ``sd * sqrt(1/runs_baseline + 1/runs_new)``, with the SD
+  pooled from both sides when the new run has trials of its own. The SD is an estimate from
+  few runs, so the critical value is Student's t on the pooled degrees of freedom (z as they
+  grow); a z here would fail an unchanged build ~4% of the time with 3 + 3 runs.
+- ``binomial``: a proportion over ``n`` items (accuracy); its noise follows from ``n``, so
+  the critical value is z.
+
+A within-run standard error (``stderr``, ``iqr``: the spread of one run's requests) is not
+run-to-run noise: a median over 10 requests can be precise while the next run lands 7% away.
+A baseline without run-to-run noise is therefore reported, never gated, and no false-fail
+rate is claimed for it. The baseline's ``tolerance`` (relative, stated in suite.toml) is
+added on top of the noise margin where a gate exists.
 """
 
 from __future__ import annotations
@@ -17,16 +28,28 @@ from typing import Literal
 Direction = Literal["higher", "lower"]
 GateKind = Literal["floor", "ceiling", "band"]
 DEFAULT_ALPHA = 0.01
+DEFAULT_POWER = 0.9
+# Spread kinds that describe run-to-run noise, and those that only describe one run.
+BETWEEN_RUNS = "between_runs"
+BINOMIAL = "binomial"
+WITHIN_RUN = ("stderr", "iqr")
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """A measured value with what is known of its noise."""
+    """A measured value with what is known of its noise (see the module docstring for the
+    kinds). ``runs``: how many runs ``value`` is the mean of (the between-run spread's
+    count)."""
 
     value: float
     n: int = 1
-    spread: float | None = None  # standard error of ``value``; None when unknown
+    spread: float | None = None
     spread_kind: str = "stderr"
+    runs: int = 1
+
+    @property
+    def between_runs(self) -> bool:
+        return self.spread_kind == BETWEEN_RUNS and self.spread is not None and self.runs >= 2
 
 
 @dataclass(frozen=True)
@@ -37,56 +60,157 @@ class Gate:
 
 
 @dataclass(frozen=True)
+class Noise:
+    """The standard error of (new - baseline) and the distribution its statistic follows."""
+
+    se_diff: float
+    df: float | None  # Student's t degrees of freedom; None: normal (z)
+    basis: str  # in words, for the verdict row
+
+    def critical(self, p: float) -> float:
+        return quantile(p, self.df)
+
+
+@dataclass(frozen=True)
 class GateResult:
     passed: bool
     threshold_low: float | None
     threshold_high: float | None
-    margin: float
+    margin: float | None  # None: not gated
     delta: float  # measured - baseline
     delta_pct: float | None  # relative to the baseline; None for a zero baseline
+    gated: bool = True
+    alpha: float | None = None  # the false-fail rate the gate holds; None when not gated
+    mde: float | None = None  # smallest regression caught with DEFAULT_POWER, absolute
+    mde_pct: float | None = None  # the same, relative to the baseline (percent)
+    basis: str = ""  # what the noise is, or why there is no gate
 
     def describe(self, unit: str = "") -> str:
+        if not self.gated:
+            return f"reported, not gated: {self.basis}"
         u = f" {unit}" if unit else ""
         parts = []
         if self.threshold_low is not None:
             parts.append(f">= {self.threshold_low:.4g}{u}")
         if self.threshold_high is not None:
             parts.append(f"<= {self.threshold_high:.4g}{u}")
-        return " and ".join(parts) + f" (margin {self.margin:.3g}{u})"
+        detect = f"; detects {self.mde_pct:.1f}%" if self.mde_pct is not None else ""
+        return (" and ".join(parts) + f" (margin {self.margin:.3g}{u}, alpha {self.alpha:g}, "
+                f"{self.basis}{detect} at {DEFAULT_POWER:.0%} power)")
 
 
 def gate_kind_for(direction: Direction) -> GateKind:
     return "floor" if direction == "higher" else "ceiling"
 
 
-def margin(baseline: Measurement, measured: Measurement, gate: Gate) -> float:
-    """z * stderr of the difference + tolerance * |baseline|."""
-    z = NormalDist().inv_cdf(1.0 - gate.alpha)
-    variance = sum(s * s for s in (baseline.spread, measured.spread) if s is not None)
-    return z * math.sqrt(variance) + gate.tolerance * abs(baseline.value)
+def quantile(p: float, df: float | None) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (normal if None)."""
+    if df is None or df > 1e6:
+        return NormalDist().inv_cdf(p)
+    from scipy.stats import t
+
+    return float(t.ppf(p, df))
+
+
+def pooled_sd(a: Measurement, b: Measurement) -> tuple[float, float]:
+    """(pooled SD, degrees of freedom) of two between-run spreads; one side may be a single
+    run (it then contributes no estimate)."""
+    sides = [m for m in (a, b) if m.between_runs]
+    df = sum(m.runs - 1 for m in sides)
+    var = sum((m.runs - 1) * (m.spread or 0.0) ** 2 for m in sides) / df
+    return math.sqrt(var), float(df)
+
+
+def noise(baseline: Measurement, measured: Measurement) -> Noise | None:
+    """The noise of the difference, or None when nothing known describes it."""
+    if baseline.spread_kind == BINOMIAL:
+        ses = [m.spread for m in (baseline, measured)
+               if m.spread_kind == BINOMIAL and m.spread is not None]
+        se = math.sqrt(sum(s * s for s in ses))
+        return Noise(se, None, f"binomial noise over n={baseline.n} and n={measured.n}")
+    if not baseline.between_runs:
+        return None
+    sd, df = pooled_sd(baseline, measured)
+    runs_new = measured.runs if measured.spread_kind == BETWEEN_RUNS else 1
+    se = sd * math.sqrt(1 / baseline.runs + 1 / max(runs_new, 1))
+    return Noise(se, df, f"between-run SD {sd:.3g} over {baseline.runs} + {runs_new} runs")
+
+
+def not_gated_reason(baseline: Measurement) -> str:
+    if baseline.spread_kind == BETWEEN_RUNS:
+        return (f"the baseline's between-run spread comes from {baseline.runs} run(s); "
+                "record it with trials >= 2")
+    if baseline.spread is None:
+        return "the baseline carries no between-run spread (record it with trials >= 2)"
+    return (f"the baseline's spread is within one run ({baseline.spread_kind}), not between "
+            "runs (record it with trials >= 2)")
+
+
+def margin(baseline: Measurement, measured: Measurement, gate: Gate) -> float | None:
+    """critical value x the noise of the difference + tolerance x |baseline|; None when
+    there is no run-to-run noise to set it."""
+    nz = noise(baseline, measured)
+    if nz is None:
+        return None
+    return nz.critical(1.0 - gate.alpha) * nz.se_diff + gate.tolerance * abs(baseline.value)
+
+
+def detectable(baseline: Measurement, measured: Measurement, gate: Gate,
+               power: float = DEFAULT_POWER) -> float | None:
+    """The smallest regression (absolute) the gate catches with probability ``power``:
+    the margin plus the power quantile of the noise."""
+    nz = noise(baseline, measured)
+    m = margin(baseline, measured, gate)
+    if nz is None or m is None:
+        return None
+    return m + nz.critical(power) * nz.se_diff
 
 
 def judge(baseline: Measurement, measured: Measurement, gate: Gate) -> GateResult:
+    delta = measured.value - baseline.value
+    pct = delta / abs(baseline.value) * 100 if baseline.value else None
     m = margin(baseline, measured, gate)
+    nz = noise(baseline, measured)
+    if m is None or nz is None:
+        return GateResult(True, None, None, None, delta, pct, gated=False,
+                          basis=not_gated_reason(baseline))
     low = baseline.value - m if gate.kind in ("floor", "band") else None
     high = baseline.value + m if gate.kind in ("ceiling", "band") else None
     ok = (low is None or measured.value >= low) and (high is None or measured.value <= high)
-    delta = measured.value - baseline.value
-    pct = delta / abs(baseline.value) * 100 if baseline.value else None
-    return GateResult(ok, low, high, m, delta, pct)
+    mde = detectable(baseline, measured, gate)
+    mde_pct = mde / abs(baseline.value) * 100 if mde is not None and baseline.value else None
+    return GateResult(ok, low, high, m, delta, pct, gated=True, alpha=gate.alpha, mde=mde,
+                      mde_pct=mde_pct, basis=nz.basis)
 
 
 def stderr_of_mean(values: list[float]) -> float | None:
     """Standard error of the mean of per-request or per-trial values (None below 2)."""
+    sd = sample_sd(values)
+    return None if sd is None else sd / math.sqrt(len(values))
+
+
+def sample_sd(values: list[float]) -> float | None:
+    """The sample standard deviation (n - 1); None below 2 values."""
     n = len(values)
     if n < 2:
         return None
     mean = sum(values) / n
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
-    return math.sqrt(var / n)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+
+
+def between_runs(values: list[float], n: int = 1) -> Measurement:
+    """A value measured as the mean of repeated runs, with their spread (``n``: requests or
+    items behind it)."""
+    return Measurement(sum(values) / len(values), max(n, 1), sample_sd(values), BETWEEN_RUNS,
+                       len(values))
 
 
 def binomial_stderr(p: float, n: int) -> float | None:
     if n <= 0:
         return None
     return math.sqrt(max(p * (1 - p), 0.0) / n)
+
+
+def binomial(p: float, n: int) -> Measurement:
+    """A proportion over ``n`` items, with its binomial noise."""
+    return Measurement(p, max(n, 1), binomial_stderr(p, n), BINOMIAL)

@@ -25,7 +25,13 @@ from pytest_rocm_llm.verdicts.checks import (
     measure_ratio,
     preconditions,
 )
-from pytest_rocm_llm.verdicts.gate import Measurement
+from pytest_rocm_llm.verdicts.gate import (
+    BETWEEN_RUNS,
+    Measurement,
+    between_runs,
+    binomial,
+    sample_sd,
+)
 from pytest_rocm_llm.verdicts.verdict import CheckSpec, Decision, Mode, Verdict, decide
 
 if TYPE_CHECKING:
@@ -141,7 +147,7 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
         problems = preconditions(result)
         m = None
         if not problems and result.metrics.get(check.metric) is not None:
-            m = measure(check, result)
+            m = workload_measurement(check, result)
         return conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
     both = f"{check.workload} (relative to {check.relative_to})"
     base = base_verdict(check, suite, target, server.profile, "performance", nodeid, both,
@@ -153,7 +159,7 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
     values = {name: r.metrics.get(check.metric) for name, r in runs.items() if r is not None}
     problems += [f"{name}: the run produced no {check.metric}" for name, v in values.items()
                  if not problems and not v]  # a zero reference speed has no ratio either
-    m = None if problems or reference is None else measure_ratio(check, result, reference)
+    m = None if problems or reference is None else ratio_measurement(check, result, reference)
     outcome = conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
     if outcome.error is None or outcome.decision.cause not in ("floor", "gate"):
         return outcome
@@ -162,14 +168,46 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
     return Outcome(outcome.decision, type(outcome.error)(f"{outcome.error}\n  {shown}"))
 
 
+def trial_values(check: Check, result: WorkloadResult) -> list[float]:
+    """The metric of each trial; empty unless every trial produced it."""
+    values = [float(v) for t in result.trials if (v := t.get(check.metric)) is not None]
+    return values if len(values) == len(result.trials) else []
+
+
+def workload_measurement(check: Check, result: WorkloadResult) -> Measurement:
+    """The check's value with the noise the gate may use: a share of requests is binomial;
+    a workload run as trials gives the spread between them (between_runs); a single run's
+    spread is within that run (reported against a baseline, never gated by it)."""
+    if check.metric == "success_ratio":
+        return binomial(float(result.metrics[check.metric] or 0.0), len(result.records))
+    values = trial_values(check, result)
+    if len(values) >= 2:
+        return between_runs(values, sum(1 for r in result.records if r.ok))
+    return measure(check, result)
+
+
+def ratio_measurement(check: Check, result: WorkloadResult, reference: WorkloadResult
+                      ) -> Measurement:
+    """A relative check's ratio; with trials on both sides, the between-run SD of the ratio
+    by the delta method (relative SDs add in quadrature), over the fewer trials."""
+    m = measure_ratio(check, result, reference)
+    a, b = trial_values(check, result), trial_values(check, reference)
+    if len(a) < 2 or len(b) < 2:
+        return Measurement(m.value, m.n, m.spread)  # within-run: reported only
+    sa, sb = sample_sd(a) or 0.0, sample_sd(b) or 0.0
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    sd = abs(m.value) * (((sa / ma) ** 2 + (sb / mb) ** 2) ** 0.5) if ma and mb else None
+    return Measurement(m.value, m.n, sd, BETWEEN_RUNS, min(len(a), len(b)))
+
+
 def eval_measurement(check: Check, result: EvalResult) -> Measurement:
     from pytest_rocm_llm.config.evals import RATIO_METRICS
-    from pytest_rocm_llm.verdicts.gate import binomial_stderr
 
     value = float(result.metrics[check.metric])
     n = int(result.metrics.get("n") or result.metrics.get("prompts") or len(result.records) or 1)
-    spread = binomial_stderr(value, n) if check.metric in RATIO_METRICS else None
-    return Measurement(value, n, spread)
+    if check.metric in RATIO_METRICS:
+        return binomial(value, n)
+    return Measurement(value, n, None)  # no known run-to-run noise: reported only
 
 
 def eval_spec(check: Check, m: Measurement | None) -> CheckSpec:

@@ -40,11 +40,18 @@ class Verdict:
     measured: float | None = None
     n: int | None = None
     spread: float | None = None
+    spread_kind: str | None = None  # between_runs | binomial | stderr (within one run) | iqr
+    runs: int | None = None  # trials the measured value is the mean of
     floor: str = ""  # e.g. ">= 213 tok/s"
     floor_source: str = ""
     baseline: float | None = None
     baseline_kind: str | None = None  # measured | published
     gate: str = ""
+    # The baseline gate's honesty: gated False means compared and reported only (no
+    # run-to-run noise known), so no false-fail rate is claimed; alpha is set only when gated.
+    gated: bool | None = None  # None: no baseline to compare with
+    alpha: float | None = None
+    mde_pct: float | None = None  # smallest regression caught at 90% power, % of baseline
     delta_pct: float | None = None
     message: str = ""
     references: tuple[str, ...] = ()  # other hardware, as ratios; never gated
@@ -123,7 +130,7 @@ def baseline_entry(spec: CheckSpec, m: Measurement, profile: str,
     return {
         "metric": spec.metric, "unit": spec.unit, "direction": spec.direction,
         "value": m.value, "n": max(m.n, 1), "spread": m.spread, "spread_kind": m.spread_kind,
-        "profile": profile,
+        "runs": max(m.runs, 1), "profile": profile,
         "gate": {"kind": gate.kind, "alpha": gate.alpha, "tolerance": gate.tolerance},
         "provenance": dict(provenance),
     }
@@ -152,13 +159,15 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
            reference_rows: Sequence[Mapping[str, Any]] = ()) -> Decision:
     """Floor first, then the baseline gate (or the update flow)."""
     miss = floor_miss(spec, m.value)
-    common = dict(measured=m.value, n=m.n, spread=m.spread, floor=floor_text(spec),
+    common = dict(measured=m.value, n=m.n, spread=m.spread, spread_kind=m.spread_kind,
+                  runs=m.runs, floor=floor_text(spec),
                   floor_source=spec.source, references=references(spec, m.value, reference_rows))
-    common["notes"] = ()
+    notes: tuple[str, ...] = ()
     if entry is not None:
         note = kernel_path_note(entry.provenance, provenance)
+        notes = (note,) if note else ()
         common.update(baseline=entry.measurement.value,
-                      baseline_kind=entry.provenance.get("kind"), notes=(note,) if note else ())
+                      baseline_kind=entry.provenance.get("kind"))
     write = None
     gate_result: GateResult | None = None
     if spec.gate is not None:
@@ -168,7 +177,12 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
             # The suite's gate is the reviewed policy; the entry records the one in force
             # when it was measured.
             gate_result = judge(entry.measurement, m, spec.gate)
-            common.update(gate=gate_result.describe(spec.unit), delta_pct=gate_result.delta_pct)
+            common.update(gate=gate_result.describe(spec.unit), delta_pct=gate_result.delta_pct,
+                          gated=gate_result.gated, alpha=gate_result.alpha,
+                          mde_pct=gate_result.mde_pct)
+            if not gate_result.gated:
+                notes = (*notes, f"baseline {gate_result.describe()}")
+    common["notes"] = notes
 
     def out(status: Status, failure: str | None, cause: str | None = None) -> Decision:
         v = Verdict(**{**base.to_json(), **common, "status": status,

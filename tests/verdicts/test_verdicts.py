@@ -22,9 +22,11 @@ PROV = {"kind": "measured", "date": "2026-11-29"}
 
 
 def stored(value: float, spread: float | None = None, kind: str = "measured") -> BaselineEntry:
+    """A stored value; with ``spread``, the SD between the 3 runs it is the mean of."""
     return BaselineEntry("tput", {
         "metric": "output_tok_s", "unit": "tok/s", "direction": "higher", "value": value,
         "n": 8, "spread": spread, "gate": {"kind": "floor", "alpha": 0.01},
+        "spread_kind": "between_runs", "runs": 3,
         "provenance": {"kind": kind, "date": "2026-07-01"}})
 
 
@@ -48,7 +50,35 @@ def test_floor_miss_fails_even_when_the_baseline_is_lower():
 def test_baseline_regression_beyond_noise_fails_with_the_delta():
     d = run(120.0, stored(150.0, spread=1.0), spread=1.0)
     assert d.cause == "gate" and "-20.0%" in d.failure and d.verdict.status == "fail"
+    # One new run against 3 stored ones, SD 1 on 2 df: margin t(0.99, 2) * sqrt(4/3) = 8.04.
+    assert "margin 8.04 tok/s, alpha 0.01" in d.failure
+    assert (d.verdict.gated, d.verdict.alpha) == (True, 0.01)
+    assert d.verdict.mde_pct == pytest.approx((6.9646 + 1.8856) * (4 / 3) ** 0.5 / 1.5,
+                                              rel=1e-3)
     assert run(148.0, stored(150.0, spread=1.0), spread=1.0).failure is None  # within noise
+
+
+def test_a_check_without_between_run_noise_is_reported_with_no_alpha():
+    d = run(120.0, stored(150.0), spread=1.0)  # a 20% drop, but no run-to-run noise known
+    assert d.failure is None and d.verdict.status == "pass" and d.verdict.gated is False
+    assert d.verdict.alpha is None and d.verdict.mde_pct is None
+    assert d.verdict.gate.startswith("reported, not gated") and "alpha" not in d.verdict.gate
+    assert d.verdict.delta_pct == pytest.approx(-20.0)
+
+
+def test_an_accuracy_baseline_keeps_its_binomial_noise_even_when_stored_as_stderr():
+    """A proportion's noise follows from n (files before the binomial kind said "stderr")."""
+    entry = BaselineEntry("acc", {
+        "metric": "accuracy", "unit": "", "direction": "higher", "value": 0.955, "n": 1319,
+        "spread": 0.0057, "spread_kind": "stderr", "gate": {"kind": "floor", "alpha": 0.01},
+        "provenance": {"kind": "published", "date": "2026-07"}})
+    spec = CheckSpec("acc", "accuracy", "", 0.0, None, "published", Gate("floor"))
+    from pytest_rocm_llm.verdicts.gate import binomial
+
+    ok = decide(spec, binomial(0.945, 1319), BASE, entry, "check", PROV, "b.json")
+    bad = decide(spec, binomial(0.925, 1319), BASE, entry, "check", PROV, "b.json")
+    assert ok.failure is None and ok.verdict.gated and ok.verdict.alpha == 0.01
+    assert bad.cause == "gate" and "binomial noise over n=1319 and n=1319" in bad.failure
 
 
 def test_missing_baseline_is_written_and_fails():

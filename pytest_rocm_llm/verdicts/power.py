@@ -1,0 +1,115 @@
+"""What a gate can see: its minimum detectable regression, its power against a given one, and
+the size (runs, items) that would reach a target.
+
+Pure functions of the gate's noise model (verdicts/gate.py), so ``--llm-plan``, the report
+and the calibration benchmark (benchmarks/bench_calibration.py) state the same figures.
+The regression a gate catches with probability ``power`` is ``(q(1-alpha) + q(power)) *
+SE_diff`` plus its tolerance, ``q`` the normal (binomial gates) or Student's t (between-run
+gates) quantile.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pytest_rocm_llm.verdicts.gate import (
+    BETWEEN_RUNS,
+    DEFAULT_POWER,
+    Gate,
+    Measurement,
+    binomial,
+    detectable,
+    noise,
+    not_gated_reason,
+    quantile,
+)
+
+MAX_RUNS = 100  # what a workload may declare (workloads.*.trials)
+MAX_ITEMS = 1_000_000
+
+
+def minimum_detectable(se_diff: float, alpha: float, power: float = DEFAULT_POWER,
+                       df: float | None = None) -> float:
+    """The smallest regression (absolute) detected with probability ``power`` at ``alpha``."""
+    return (quantile(1 - alpha, df) + quantile(power, df)) * se_diff
+
+
+def power_against(regression: float, se_diff: float, alpha: float,
+                  df: float | None = None) -> float:
+    """The probability that a true regression of ``regression`` (absolute, > 0 is worse)
+    fails the gate; normal approximation with the gate's critical value."""
+    from statistics import NormalDist
+
+    if se_diff <= 0:
+        return 1.0 if regression > 0 else 0.0
+    return 1 - NormalDist().cdf(quantile(1 - alpha, df) - regression / se_diff)
+
+
+@dataclass(frozen=True)
+class Detectable:
+    """A gated check's sensitivity as configured, for the plan and the report."""
+
+    gated: bool
+    mde: float | None  # absolute
+    mde_pct: float | None  # relative to the baseline value
+    basis: str  # the noise it rests on, or why the check is not gated
+
+    def describe(self, unit: str = "") -> str:
+        if not self.gated or self.mde is None:
+            return f"reported, not gated: {self.basis}"
+        u = f" {unit}" if unit else ""
+        pct = f" ({self.mde_pct:.1f}%)" if self.mde_pct is not None else ""
+        return (f"detects a regression of {self.mde:.3g}{u}{pct} at {DEFAULT_POWER:.0%} "
+                f"power ({self.basis})")
+
+
+def planned(baseline: Measurement, gate: Gate, runs: int = 1, n: int | None = None
+            ) -> Detectable:
+    """What the gate against ``baseline`` detects for a run of ``runs`` trials (performance)
+    or ``n`` items (a binomial baseline), before anything runs."""
+    if baseline.spread_kind == "binomial":
+        items = n or baseline.n
+        new = binomial(baseline.value, items)
+    else:
+        new = Measurement(baseline.value, 1, None, BETWEEN_RUNS if runs >= 2 else "stderr",
+                          runs)
+        if runs >= 2:  # the new run's own spread is expected to be the baseline's
+            new = Measurement(baseline.value, 1, baseline.spread, BETWEEN_RUNS, runs)
+    nz = noise(baseline, new)
+    mde = detectable(baseline, new, gate)
+    if nz is None or mde is None:
+        return Detectable(False, None, None, not_gated_reason(baseline))
+    pct = mde / abs(baseline.value) * 100 if baseline.value else None
+    return Detectable(True, mde, pct, nz.basis)
+
+
+def runs_needed(sd: float, baseline_runs: int, value: float, regression_pct: float,
+                alpha: float, power: float = DEFAULT_POWER, tolerance: float = 0.0
+                ) -> int | None:
+    """The fewest trials per run (the baseline recorded with as many) whose gate detects a
+    ``regression_pct`` regression with ``power``; None when even MAX_RUNS do not."""
+    target = abs(value) * regression_pct / 100
+    for k in range(2, MAX_RUNS + 1):
+        r = max(baseline_runs, k)
+        se = sd * math.sqrt(1 / r + 1 / k)
+        df = float(r + k - 2)
+        if minimum_detectable(se, alpha, power, df) + tolerance * abs(value) <= target:
+            return k
+    return None
+
+
+def items_needed(p: float, drop: float, alpha: float, power: float = DEFAULT_POWER,
+                 baseline_n: int | None = None) -> int | None:
+    """The fewest items per run whose binomial gate detects an absolute accuracy ``drop``
+    with ``power`` (the baseline measured on ``baseline_n`` items, or as many as the run)."""
+    z = quantile(1 - alpha, None) + quantile(power, None)
+    var = max(p * (1 - p), 1e-12)
+    if baseline_n is None:
+        n = math.ceil(2 * var * (z / drop) ** 2)
+        return n if n <= MAX_ITEMS else None
+    rest = (drop / z) ** 2 - var / baseline_n
+    if rest <= 0:
+        return None  # the baseline's own sampling error already exceeds the budget
+    n = math.ceil(var / rest)
+    return n if n <= MAX_ITEMS else None
