@@ -154,9 +154,10 @@ def pool_for(tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch,
              launched: list[LLMServer], messages: list[str]) -> ServerPool:
     pool = ServerPool(Settings(CPU, None, None, None, 60.0, False, None, "127.0.0.1",
                                tmp_path), tmp_path, messages.append)
-    monkeypatch.setattr(pool, "_prepare_suite", lambda s, engine: None)
+    # *_: the pool may pass more (the build a server is launched from)
+    monkeypatch.setattr(pool, "_prepare_suite", lambda s, engine, *_: None)
 
-    def launch(s, p, st) -> LLMServer:
+    def launch(s, p, st, *_) -> LLMServer:
         server = LLMServer(s.name, p, url, s.engine_of(p), "m", "/m", (), {}, "0",
                            FakeProcess(), tmp_path / f"{p}.log")  # type: ignore[arg-type]
         launched.append(server)
