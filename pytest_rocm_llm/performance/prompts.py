@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_rocm_llm.errors import InfrastructureError
-
-
-class TokenizerUnavailable(InfrastructureError):
-    pass
+from pytest_rocm_llm.client.tokenizer import (  # noqa: F401 (TokenizerUnavailable: its old home)
+    TokenizerUnavailable,
+    load_tokenizer,
+    tokenizer_file,
+)
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,8 @@ class Vocabulary:
 
 @lru_cache(maxsize=4)
 def load_vocabulary(model_dir: str) -> Vocabulary:
-    path = Path(model_dir) / "tokenizer.json"
-    if not path.is_file():
-        raise TokenizerUnavailable(
-            f"{path} not found: prompts are built with the served model's tokenizer; the "
-            "model directory must be readable from the test process (--llm-model-path)")
-    from tokenizers import Tokenizer  # imported here: loading the plugin stays light
-
-    tok = Tokenizer.from_file(str(path))
+    path = tokenizer_file(model_dir)
+    tok = load_tokenizer(path)
     data = json.loads(path.read_text())
     special = {t["id"] for t in data.get("added_tokens", [])}
     ids = np.array([i for i in range(tok.get_vocab_size(with_added_tokens=False))

@@ -25,6 +25,7 @@ import httpx
 
 from pytest_rocm_llm.client.streaming import TokenClock, build_payload, stream_request
 from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.http import async_client
 from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.prompts import Vocabulary, poisson_schedule, shared_prefix_prompts
 from pytest_rocm_llm.performance.records import RequestRecord
@@ -58,10 +59,8 @@ def prompt_seed(w: Workload) -> int:
 
 def _client(base_url: str, w: Workload, concurrency: int,
             headers: Mapping[str, str] | None) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=max(concurrency, 1) + 4,
-                          max_keepalive_connections=max(concurrency, 1) + 4)
-    return httpx.AsyncClient(base_url=base_url, limits=limits, headers=dict(headers or {}),
-                             timeout=httpx.Timeout(w.request_timeout_s, connect=10.0))
+    return async_client(base_url, timeout_s=w.request_timeout_s, in_flight=concurrency,
+                        headers=headers)
 
 
 # The guard's token clock, seen by every request of the run it guards (a context variable:

@@ -61,37 +61,40 @@ workload = "one"
 metric = "output_speed_tok_s"
 min = 0.5
 source = "test floor"
+baseline = "none"
 
 [checks.impossible_speed]
 workload = "one"
 metric = "output_speed_tok_s"
 min = 1000000
 source = "an impossible floor"
+baseline = "none"
 
 [checks.rate_ttft]
 workload = "rate"
 metric = "ttft_max_s"
 max = 120
 source = "test ceiling"
+baseline = "none"
 
 [checks.nocache_tput]
 workload = "rate_nocache"
 metric = "output_tok_s"
 min = 0.01
 source = "test floor"
+baseline = "none"
 
 [checks.saturation]
 workload = "sweep"
 metric = "saturation_rate"
 min = 0.5
 source = "test floor"
+baseline = "none"
 """
 
 TESTS = """
-from pytest_rocm_llm.verdicts.checks import verify
-
-def test_performance(llm_check, llm_workload):
-    verify(llm_check, llm_workload(llm_check.workload))
+def test_performance(llm_check, llm_judge):
+    llm_judge(llm_check)
 """
 
 
@@ -112,7 +115,7 @@ def test_workloads_checks_and_preconditions(pytester: pytest.Pytester, suite_dir
     assert outcomes == {"speed": "PASSED", "rate_ttft": "PASSED", "saturation": "PASSED"}, out
     result.assert_outcomes(passed=3, failed=2)
     # the impossible floor fails as a floor, with the shortfall
-    assert "FloorMissed: impossible_speed: output_speed_tok_s = " in out
+    assert "FloorMissed: performance regression: impossible_speed: output_speed_tok_s = " in out
     assert "floor >= 1e+06 tok/s (an impossible floor): short by 100.0%" in out
     # a missed floor is a verdict the test reached, never "not judged"
     assert "NOT JUDGED" not in out
@@ -120,7 +123,8 @@ def test_workloads_checks_and_preconditions(pytester: pytest.Pytester, suite_dir
     assert "rocm-llm: known failure signatures in the server log" in out
     assert "[warning] scheduler batch lines (batch-lines), log line" in out
     # with the radix cache off the cache-hit target is unreachable: a named precondition
-    assert "PreconditionNotMet: nocache_tput: precondition not met for workload rate_nocache" in out
+    assert ("PreconditionNotMet: precondition not met: nocache_tput: rate_nocache did not do "
+            "what the check assumes") in out
     assert "achieved prefix-cache hit ratio 0.0% is not within 5 points of the target 50%" in out
     # each workload ran once, its results were written
     runs = list(Path(pytester.path).rglob("llm-workloads/perf-*.json"))
