@@ -52,19 +52,18 @@ def server_tree(leader: int, tag: str | None = None,
     or the pids in ``exclude``."""
     skip = {os.getpid(), *exclude}
     found: dict[int, psutil.Process] = {}
-    try:
-        found[leader] = psutil.Process(leader)
-    except psutil.Error:
-        pass
     for p in psutil.process_iter():
-        if p.pid in found or p.pid in skip:
+        if p.pid in skip:
             continue
         try:
-            if os.getpgid(p.pid) == leader or (tag is not None
-                                               and p.environ().get(TAG_ENV) == tag):
-                found[p.pid] = p
+            tagged = tag is not None and p.environ().get(TAG_ENV) == tag
+            grouped = os.getpgid(p.pid) == leader
         except (psutil.Error, OSError):
             continue  # gone meanwhile, or another user's (not ours to stop)
+        # Once the leader is reaped its pid may be reused, by a process that leads a group
+        # of the same number: with a tag, the leader's pid counts only if tagged.
+        if tagged or (grouped and (p.pid != leader or tag is None)):
+            found[p.pid] = p
     for p in list(found.values()):
         try:
             found.update({c.pid: c for c in p.children(recursive=True)})
@@ -88,9 +87,12 @@ def stop_tree(procs: Sequence[psutil.Process], grace_s: float,
     them, reaped through their Popen so that their exit codes are kept."""
     own_pids = {o.pid for o in own}
     others = [p for p in procs if p.pid not in own_pids]
-    _signal(procs, signal.SIGTERM)
-    # A stopped (SIGSTOPped, hung-in-debugger) process acts on SIGTERM only once resumed.
-    _signal(procs, signal.SIGCONT)
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        # A stopped (SIGSTOPped, hung-in-debugger) process acts on SIGTERM only once resumed.
+        _signal(others, sig)
+        for o in own:
+            if o.poll() is None:
+                o.send_signal(sig)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         if all(o.poll() is not None for o in own) and not any(_live(p) for p in others):
