@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import atexit
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
 from pytest_rocm_llm.config import settings as settings_mod
+from pytest_rocm_llm.config.builds import Build
 from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.errors import Unavailable
@@ -31,9 +32,15 @@ from pytest_rocm_llm.serving.pool import ConfigProblem, LLMServer, ServerPool
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.correctness.runs import EvalRuns
+    from pytest_rocm_llm.performance.paired import PairedRuns
     from pytest_rocm_llm.performance.runs import WorkloadRuns
     from pytest_rocm_llm.performance.workloads import WorkloadResult
     from pytest_rocm_llm.verdicts.checks import Check
+
+
+class PairedContext(NamedTuple):
+    trials: PairedRuns
+    candidate_evals: EvalRuns
 
 
 @pytest.fixture(scope="session")
@@ -82,13 +89,14 @@ def llm_suite(request: pytest.FixtureRequest) -> Suite:
 
 @pytest.fixture
 def llm_servers(llm_pool: ServerPool, llm_suite: Suite, llm_target: Target,
-                pytestconfig: pytest.Config) -> Callable[[str | None], LLMServer]:
-    """Factory: ``llm_servers("spec")`` gives the suite's server for that profile."""
+                pytestconfig: pytest.Config) -> Callable[..., LLMServer]:
+    """Factory: ``llm_servers("spec")`` gives the suite's server for that profile;
+    ``llm_servers("spec", build)`` a paired run's server of that build (config/builds.py)."""
 
-    def get(profile: str | None = None) -> LLMServer:
+    def get(profile: str | None = None, build: Build | None = None) -> LLMServer:
         name = profile or llm_suite.default_profile
         try:
-            return llm_pool.get(llm_suite, name)
+            return llm_pool.get(llm_suite, name, build)
         except Unavailable as exc:  # pool.SuiteUnavailable: no model, another target
             skip_reason, failure = str(exc), None
         except ConfigProblem as exc:
@@ -146,6 +154,24 @@ def llm_evals(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
     return evals
 
 
+@pytest.fixture(scope="session")
+def llm_paired(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
+               tmp_path_factory: pytest.TempPathFactory) -> PairedContext | None:
+    """A paired run's shared state (the workloads' trials, the candidate's evaluations);
+    None without a candidate."""
+    if llm_settings.candidate is None:
+        return None
+    from pytest_rocm_llm.correctness.runs import EvalRuns
+    from pytest_rocm_llm.performance.paired import PairedRuns
+
+    return PairedContext(
+        PairedRuns(llm_settings.pair_trials, progress_writer(pytestconfig)),
+        EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals-candidate", llm_settings.data_dir,
+                 llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
+                 progress_writer(pytestconfig),
+                 phases=pytestconfig.stash[COLLECTOR_KEY].phases))
+
+
 @pytest.fixture
 def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Target,
                  llm_servers: Callable[[str | None], LLMServer],
@@ -177,7 +203,8 @@ def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: T
 def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Target,
               llm_settings: settings_mod.Settings,
               llm_servers: Callable[[str | None], LLMServer],
-              llm_runs: WorkloadRuns, llm_evals: EvalRuns) -> Callable[[Check], float | None]:
+              llm_runs: WorkloadRuns, llm_evals: EvalRuns,
+              llm_paired: PairedContext | None) -> Callable[[Check], float | None]:
     """``llm_judge(check)``: run what the check reads (once per session), judge it against
     its floor and its baseline, record the verdict; fails the test with what broke."""
     from pytest_rocm_llm.plugin.judging import CheckContext, run_eval_check, run_workload_check
@@ -187,7 +214,7 @@ def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Targ
         llm_settings, llm_suite, llm_target, config.stash[COLLECTOR_KEY],
         config.stash[BASELINES_KEY],
         lambda exc: infrastructure_failure(llm_settings.signatures_file, exc),
-        infrastructure_errors())
+        infrastructure_errors(), *(llm_paired or (None, None)))
 
     def judge(check: Check) -> float | None:
         __tracebackhide__ = True

@@ -32,7 +32,14 @@ from pytest_rocm_llm.plugin.state import (
     UNJUDGED_KEY,
     usage_errors,
 )
-from pytest_rocm_llm.report.collector import VERDICT_PROPERTY, WORKEROUTPUT_KEY, RunCollector
+from pytest_rocm_llm.report.collector import (
+    BUILDS_PROPERTY,
+    PAIRED_PROPERTY,
+    VERDICT_PROPERTY,
+    WORKEROUTPUT_KEY,
+    RunCollector,
+    paired_from_json,
+)
 from pytest_rocm_llm.serving.diagnosis import diagnosis
 from pytest_rocm_llm.verdicts.judge import BaselineCache
 
@@ -107,9 +114,14 @@ class _VerdictRecorder:
             return
         from pytest_rocm_llm.verdicts.verdict import Verdict
 
+        collector = self.config.stash[COLLECTOR_KEY]
         for name, value in report.user_properties:
             if name == VERDICT_PROPERTY:
-                self.config.stash[COLLECTOR_KEY].verdicts.append(Verdict.from_json(value))
+                collector.verdicts.append(Verdict.from_json(value))
+            elif name == PAIRED_PROPERTY:
+                collector.paired.append(paired_from_json(value))
+            elif name == BUILDS_PROPERTY:
+                collector.builds.update(value)
 
 
 class _XdistController:
@@ -346,7 +358,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
     from pytest_rocm_llm.report.table import write_summary
 
     write_summary(terminalreporter, config.stash[COLLECTOR_KEY], config.stash.get(RUNS_KEY, None),
-                  config.stash[SETTINGS_KEY].target)
+                  config.stash[SETTINGS_KEY].target, config.stash[SETTINGS_KEY])
     if UNJUDGED_KEY in config.stash:
         terminalreporter.write_line(config.stash[UNJUDGED_KEY], red=True)
 

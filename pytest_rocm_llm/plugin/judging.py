@@ -28,6 +28,7 @@ from pytest_rocm_llm.verdicts.judge import (
     profile_argv,
     unjudged_verdict,
 )
+from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.provenance import collect
 from pytest_rocm_llm.verdicts.verdict import Mode, Verdict
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from pytest_rocm_llm.config.targets import Target
     from pytest_rocm_llm.correctness.result import EvalResult
     from pytest_rocm_llm.correctness.runs import EvalRuns
+    from pytest_rocm_llm.performance.paired import PairedRuns
     from pytest_rocm_llm.performance.runs import WorkloadRuns
     from pytest_rocm_llm.performance.workloads import WorkloadResult
     from pytest_rocm_llm.serving.pool import LLMServer
@@ -56,6 +58,8 @@ class CheckContext:
     baselines: BaselineCache
     infrastructure: Callable[[Exception], str]
     infra_errors: tuple[type[Exception], ...]
+    paired: PairedRuns | None = None  # a paired run's trials (None: one build)
+    candidate_evals: EvalRuns | None = None  # a paired run's evaluations on the candidate
 
     @property
     def mode(self) -> Mode:
@@ -74,14 +78,14 @@ def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
 def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:
     secrets = secret_values(server.argv, server.env)
     out = [allure_report.Attachment(
-        f"server argv ({server.profile})",
+        f"server argv ({server.name})",
         " ".join(redact_argv(server.argv)) + "\n\nenvironment:\n" + "\n".join(
             f"{k}={v}" for k, v in redact_env(server.env).items()), "text")]
     if server.log_path is not None and server.log_path.is_file():
         # The engine's own output quotes its arguments (sglang logs server_args).
         lines = server.log_path.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
         out.append(allure_report.Attachment(
-            f"server log tail ({server.profile}, last {len(lines)} lines)",
+            f"server log tail ({server.name}, last {len(lines)} lines)",
             redact_text("\n".join(lines), secrets), "text"))
     return out
 
@@ -108,17 +112,31 @@ def workload_attachments(result: WorkloadResult, artifacts: Mapping[str, str]
 
 
 def finish(request: pytest.FixtureRequest, ctx: CheckContext, outcome: Outcome,
-           attachments: Callable[[], list[allure_report.Attachment]]) -> float | None:
+           attachments: Callable[[], list[allure_report.Attachment]],
+           paired: PairedVerdict | None = None) -> float | None:
+    """Record the verdict (and a paired run's paired verdict), then pass or fail the test:
+    the stored baseline's and floors' failure first, else the paired verdict's."""
+    from pytest_rocm_llm.plugin.paired_checks import (
+        paired_attachment,
+        paired_failure,
+        record_paired,
+    )
+
     d = outcome.decision
     request.node.user_properties.append((VERDICT_PROPERTY, d.verdict.to_json()))
+    if paired is not None:
+        record_paired(request, paired)
+        shown = attachments
+        attachments = lambda: [*shown(), paired_attachment(paired)]  # noqa: E731
     if d.write is not None:
         path, _ = ctx.baselines.get(ctx.target.name, ctx.suite.name)
         ctx.collector.queue(path, ctx.suite.name, ctx.target.name, d.verdict.check, d.write)
     if allure_report.active(request.config):
         allure_report.annotate(d.verdict, attachments())
+    __tracebackhide__ = True
     if outcome.error is not None:
-        __tracebackhide__ = True
         raise outcome.error
+    paired_failure(ctx, paired)
     return d.verdict.measured
 
 
@@ -135,7 +153,7 @@ def infrastructure(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
 
 
 def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
-                       servers: Callable[[str | None], LLMServer],
+                       servers: Callable[..., LLMServer],
                        runs: WorkloadRuns) -> float | None:
     assert check.workload is not None
     reference: WorkloadResult | None = None
@@ -156,9 +174,18 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
                 raise  # unreachable: pytest.fail raised
     w = ctx.suite.workload_for(check.workload, ctx.target)
     profile = w.profile or ctx.suite.default_profile
-    server = servers(profile)  # skips or fails (infrastructure) by itself
+    paired = None
+    both: dict[str, LLMServer] = {}
     try:
-        result = runs.get(ctx.suite.name, w, server)
+        if ctx.paired is not None and reference is None:
+            from pytest_rocm_llm.plugin.paired_checks import describe_builds, run_paired_workload
+
+            result, server, paired, both = run_paired_workload(request, ctx, check, servers,
+                                                               runs, ctx.paired)
+            describe_builds(request, ctx, profile, both)
+        else:
+            server = servers(profile)  # skips or fails (infrastructure) by itself
+            result = runs.get(ctx.suite.name, w, server)
     except ctx.infra_errors as exc:
         infrastructure(request, ctx, check, profile, "performance", exc)
         raise  # unreachable: pytest.fail raised
@@ -168,13 +195,14 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
                              artifacts, reference)
 
     def attachments() -> list[allure_report.Attachment]:
-        out = server_attachments(server) + workload_attachments(result, artifacts)
+        out = [a for srv in (both.values() or [server]) for a in server_attachments(srv)]
+        out += workload_attachments(result, artifacts)
         if reference is not None:
             out += workload_attachments(reference, runs.artifacts(
                 ctx.suite.name, reference.workload.name))
         return out
 
-    return finish(request, ctx, outcome, attachments)
+    return finish(request, ctx, outcome, attachments, paired)
 
 
 def eval_attachments(result: EvalResult) -> list[allure_report.Attachment]:
@@ -189,7 +217,7 @@ def eval_attachments(result: EvalResult) -> list[allure_report.Attachment]:
 
 
 def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
-                   servers: Callable[[str | None], LLMServer], evals: EvalRuns) -> float | None:
+                   servers: Callable[..., LLMServer], evals: EvalRuns) -> float | None:
     from pytest_rocm_llm.config.evals import profiles_of
     from pytest_rocm_llm.correctness.runs import EvalUnavailable
     from pytest_rocm_llm.serving.pool import ConfigProblem
@@ -197,8 +225,20 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     assert check.eval is not None
     config = ctx.suite.eval_for(check.eval, ctx.target)
     profile = profiles_of(config)[0] or ctx.suite.default_profile
+    candidate = ctx.settings.candidate if ctx.candidate_evals is not None else None
+    paired = None
     try:
         result = evals.get(ctx.suite.name, config, servers)
+        if candidate is not None and ctx.candidate_evals is not None:
+            # The same items on the candidate; the stored baseline judges the candidate.
+            from pytest_rocm_llm.plugin.paired_checks import paired_eval, record_outputs
+
+            base_result, base_server = result, servers(profile)
+            result = ctx.candidate_evals.get(ctx.suite.name, config,
+                                             lambda p=None: servers(p, candidate))
+            paired, outputs = paired_eval(check, base_result, result)
+            if outputs is not None:
+                record_outputs(request, ctx, config.name, outputs)
     except EvalUnavailable as exc:
         pytest.skip(f"{check.name}: {exc}")
     except ConfigProblem as exc:  # e.g. a length the served context cannot hold
@@ -206,12 +246,13 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     except ctx.infra_errors as exc:
         infrastructure(request, ctx, check, profile, "correctness", exc)
         raise  # unreachable: pytest.fail raised
-    server = servers(profile)
+    server = servers(profile, candidate) if candidate is not None else servers(profile)
     artifacts = evals.artifacts(ctx.suite.name, config.name)
     outcome = judge_eval(check, result, ctx.suite, ctx.target, server, ctx.baselines,
                          ctx.mode, provenance_of(ctx, server), request.node.nodeid, artifacts)
-    return finish(request, ctx, outcome,
-                  lambda: server_attachments(server) + eval_attachments(result))
+    shown = [server] if candidate is None else [base_server, server]
+    return finish(request, ctx, outcome, lambda: [
+        a for srv in shown for a in server_attachments(srv)] + eval_attachments(result), paired)
 
 
 def record_unjudged(item: pytest.Item, report: pytest.TestReport, excinfo: Any,

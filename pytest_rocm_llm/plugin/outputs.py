@@ -20,8 +20,13 @@ def write_run_outputs(config: pytest.Config, s: Settings, collector: RunCollecto
         from pytest_rocm_llm.report.collector import results_document
         from pytest_rocm_llm.verdicts.baselines import write_atomic
 
-        write_atomic(s.results_path, results_document(collector.verdicts, run,
-                                                      collector.changes, collector.phases))
+        if s.candidate is not None:
+            run["candidate"] = s.candidate.describe()
+            run["pair_trials"] = s.pair_trials
+            run["inconclusive"] = s.inconclusive
+        write_atomic(s.results_path, results_document(
+            collector.verdicts, run, collector.changes, collector.phases,
+            collector.paired if s.candidate is not None else None, collector.builds))
     from pytest_rocm_llm.plugin import allure as allure_report
 
     if allure_report.active(config) and collector.verdicts:

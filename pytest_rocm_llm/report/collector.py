@@ -16,10 +16,23 @@ from typing import Any
 
 from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.verdicts.baselines import Change, apply_updates
+from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.verdict import Verdict
 
 WORKEROUTPUT_KEY = "rocm_llm_baseline_writes"
 VERDICT_PROPERTY = "rocm_llm_verdict"
+PAIRED_PROPERTY = "rocm_llm_paired"  # a paired run's verdict on a check (verdicts/paired.py)
+BUILDS_PROPERTY = "rocm_llm_builds"  # a paired run's two builds: versions, /server_info diff
+
+
+def paired_from_json(data: Mapping[str, Any]) -> PairedVerdict:
+    """The inverse of ``PairedVerdict.to_json`` (JSON's nulls back to NaN)."""
+    d = dict(data)
+    for key in ("baseline", "candidate", "delta", "ci_low", "ci_high"):
+        if d.get(key) is None:
+            d[key] = float("nan")
+    d["pairs"] = tuple(d.get("pairs", ()))
+    return PairedVerdict(**d)
 
 
 @dataclass
@@ -30,6 +43,9 @@ class RunCollector:
     changes: list[Change] = field(default_factory=list)
     write_errors: list[str] = field(default_factory=list)
     phases: PhaseLog = field(default_factory=PhaseLog)
+    paired: list[PairedVerdict] = field(default_factory=list)
+    # per suite/profile: each build's versions and what /server_info says changed
+    builds: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def queue(self, file: Path, suite: str, target: str, check: str,
               entry: Mapping[str, Any]) -> None:
@@ -58,7 +74,9 @@ class RunCollector:
 
 
 def results_document(verdicts: list[Verdict], run: Mapping[str, Any],
-                     changes: list[Change], phases: PhaseLog | None = None) -> dict[str, Any]:
+                     changes: list[Change], phases: PhaseLog | None = None,
+                     paired: list[PairedVerdict] | None = None,
+                     builds: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``--llm-results`` file: one JSON document for CI dashboards."""
     counts: dict[str, int] = {}
     for v in verdicts:
@@ -73,4 +91,7 @@ def results_document(verdicts: list[Verdict], run: Mapping[str, Any],
             {"file": str(c.file), "check": c.check, "old": c.old, "new": c.new, "unit": c.unit}
             for c in changes],
         "phases": phases.to_json() if phases is not None else [],
+        # A paired run: both builds' values and the verdict of each check on their difference.
+        **({"paired": [v.to_json() for v in paired], "builds": dict(builds or {})}
+           if paired is not None else {}),
     }

@@ -19,20 +19,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_rocm_llm.config.settings import Settings, env_lookup, old_env_name
+from pytest_rocm_llm.config.builds import Build
+from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values
 from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
-from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, flags_to_argv, get_engine
+from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, get_engine
+from pytest_rocm_llm.serving.launch import check_argvs, local_model_path
 from pytest_rocm_llm.serving.pool import ServerPool, SuiteUnavailable
 
 PORT = "<port>"
 ENGINE = "<engine-python>"
 MODEL_UNSET = "<model-path>"
 STUBS_PLACEHOLDER = "<pytest_rocm_llm>/reference/stubs"
-# Flag-check argv port: the value is irrelevant to the parser; the pool uses the same one.
-_CHECK_PORT = 30000
 
 # Variables the engine reads from the environment it inherits (the pool adds a profile's env
 # to a copy of pytest's) that pick tuned kernels on ROCm; unset, the engine quietly falls back
@@ -60,18 +60,10 @@ class FlagReport:
 
 def model_path(suite: Suite, target: Target, settings: Settings,
                environ: Mapping[str, str]) -> str | None:
-    """The model directory a run would serve if the user named one (option, env, suite)."""
-    model = suite.model_for(target)
-    if settings.model_path is not None:
-        return str(settings.model_path)
-    found = (env_lookup(model.path_env, old_env_name(model.path_env), environ)
-             if model.path_env else None)
-    if found is not None:
-        return str(Path(found[1]).expanduser())
-    if model.path:
-        path = Path(model.path).expanduser()
-        return str(path if path.is_absolute() else suite.directory / path)
-    return None
+    """The model directory a run would serve if the user named one (option, env, suite),
+    resolved as the pool resolves it, taken as given (the plan may be made elsewhere)."""
+    return local_model_path(suite, suite.model_for(target), settings, environ,
+                            must_exist=False)
 
 
 def _model_line(suite: Suite, target: Target, settings: Settings,
@@ -289,7 +281,8 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
 
 
 def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
-                       progress: Callable[[str], None] = print) -> FlagReport:
+                       progress: Callable[[str], None] = print,
+                       build: Build | None = None) -> FlagReport:
     """Every profile's command line parsed by the engine's own parser, in the environment the
     pool would use for ``target`` (the CPU reference's for ``cpu``, else the given engine
     prefix or this Python). Problems come back as ``error``, never raised: a plan is still
@@ -297,7 +290,6 @@ def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
     from pytest_rocm_llm.serving.reference.provision import ProvisionError
 
     pool = ServerPool(dataclasses.replace(settings, target=target), Path("."), progress)
-    model = suite.model_for(target)
     path = model_path(suite, target, settings, os.environ) or MODEL_UNSET
     versions: list[str] = []
     results: dict[str, FlagCheck] = {}
@@ -307,16 +299,13 @@ def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
         engine = get_engine(name)
         profiles = suite.profiles_of(name)
         try:
-            prefix = pool.engine_prefix(suite, name)
-            argvs = {
-                p: [*engine.base_args(path, model.served_name, settings.host, _CHECK_PORT),
-                    *flags_to_argv(suite.profile_for(p, target).flags)]
-                for p in profiles
-            }
+            prefix = pool.engine_prefix(suite, name, build)
+            argvs = check_argvs(suite, target, settings, name, path, build)
             progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
-                     f"{name}'s own argument parser")
+                     f"{name}'s own argument parser"
+                     + (f" ({build.name} build)" if build is not None else ""))
             version, checks = engine.check_flags(
-                prefix, argvs, env=pool.server_env(suite, profiles[0]))
+                prefix, argvs, env=pool.server_env(suite, profiles[0], build))
         except (EngineError, ProvisionError, OSError, SuiteUnavailable) as exc:
             return FlagReport(None, None, str(exc))
         versions.append(version if len(versions) == 0 and name == suite.engine

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_rocm_llm.verdicts.verdict import Verdict
 
 if TYPE_CHECKING:
+    from pytest_rocm_llm.config.settings import Settings
     from pytest_rocm_llm.config.targets import Target
     from pytest_rocm_llm.performance.runs import WorkloadRuns
     from pytest_rocm_llm.report.collector import RunCollector
@@ -65,13 +66,44 @@ def render(verdicts: Iterable[Verdict]) -> list[str]:
     return lines
 
 
+def write_paired(tr: Any, collector: RunCollector, settings: Settings) -> None:
+    """A paired run's sections: the side-by-side table, then what else changed."""
+    from pytest_rocm_llm.report.paired_table import format_paired_table, paired_failures
+
+    if not collector.paired and not collector.builds:
+        return
+    tr.section("rocm-llm paired run: baseline build vs candidate")
+    if settings.candidate is not None:
+        tr.write_line(f"candidate: {settings.candidate.describe().split(': ', 1)[1]}; "
+                      f"{settings.pair_trials} trial(s) per build in balanced order")
+    if collector.paired:
+        for line in format_paired_table(collector.paired, "baseline", "candidate").splitlines():
+            tr.write_line(line)
+        failing = paired_failures(collector.paired, settings.inconclusive)  # type: ignore[arg-type]
+        if failing:
+            tr.write_line("the candidate fails the paired gate: " + ", ".join(
+                f"{v.check} {v.status}" for v in failing), red=True)
+    for name, entry in sorted(collector.builds.items()):
+        tr.write_line("")
+        tr.write_line(f"{name}:")
+        for build, versions in entry.get("versions", {}).items():
+            tr.write_line(f"  {build}: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+        for key in ("server_info_diff", "outputs"):
+            if key in entry:
+                for line in str(entry[key]).splitlines():
+                    tr.write_line(f"  {line}")
+
+
 def write_summary(tr: Any, collector: RunCollector, runs: WorkloadRuns | None,
-                  target: Target | None) -> None:
-    """The run's closing sections: verdicts, baselines written, workload summaries."""
+                  target: Target | None, settings: Settings | None = None) -> None:
+    """The run's closing sections: verdicts, a paired run's table, baselines written,
+    workload summaries."""
     if collector.verdicts:
         tr.section("rocm-llm verdicts")
         for line in render(collector.verdicts):
             tr.write_line(line)
+    if settings is not None:
+        write_paired(tr, collector, settings)
     if collector.changes or collector.write_errors:
         tr.section("rocm-llm baselines written")
         for change in collector.changes:

@@ -1,7 +1,12 @@
-"""One server per (suite, profile): resolved, validated, started on first use, reused, stopped.
+"""One server per (suite, profile, build): resolved, validated, started on first use, reused,
+stopped.
 
 A profile may name its own engine (the CPU reference runs speculative profiles on vLLM), so
-the engine environment, model path and flag check are prepared once per (suite, engine).
+the engine environment, model path and flag check are prepared once per (suite, engine,
+build). A paired run serves every profile by two builds (config/builds.py); before a server of
+one build starts, the other build's servers stop: one large model fits a GPU node at a time,
+and on the CPU reference a second server would steal the cores being measured. What a server
+is launched with comes from serving/launch.py, which the plan prints from too.
 
 No pytest in here: the plugin wraps it in fixtures and maps its exceptions to outcomes.
 A profile that failed to start (or whose server died) stays failed for the rest of the run:
@@ -10,7 +15,6 @@ later tests get the same error at once instead of a relaunch storm.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,13 +22,22 @@ from pathlib import Path
 
 import httpx
 
-from pytest_rocm_llm.config.settings import Settings, env_lookup, old_env_name
+from pytest_rocm_llm.config.builds import BASELINE, Build
+from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite import ModelSpec, Suite
 from pytest_rocm_llm.config.targets import HardwareMismatch, Target, check_hardware
-from pytest_rocm_llm.errors import ConfigError, Unavailable
+from pytest_rocm_llm.errors import Unavailable
 from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.redact import redact_text, secret_values
-from pytest_rocm_llm.serving.engines import EngineError, flags_to_argv, get_engine
+from pytest_rocm_llm.serving import launch
+from pytest_rocm_llm.serving.engines import EngineError, get_engine
+from pytest_rocm_llm.serving.launch import (  # noqa: F401  (re-exported: callers import them here)
+    ConfigProblem,
+    local_model_path,
+    model_missing,
+    model_problem,
+)
+from pytest_rocm_llm.serving.launched import EffectiveConfigMismatch, verify_launched
 from pytest_rocm_llm.serving.ports import claim_port, release_port
 from pytest_rocm_llm.serving.process import (
     LaunchSpec,
@@ -37,16 +50,6 @@ from pytest_rocm_llm.serving.process import (
 
 class SuiteUnavailable(Unavailable):
     """The suite cannot run in this setting (no model, target not supported): a skip."""
-
-
-class ConfigProblem(ConfigError):
-    """The suite's configuration is wrong for the installed engine (e.g. an unknown flag).
-    Found only once a server is prepared, so it fails the test rather than the run."""
-
-
-class EffectiveConfigMismatch(ConfigProblem):
-    """The running server does not run a flag its profile set (dropped or overridden while
-    the engine resolved its arguments)."""
 
 
 @dataclass
@@ -64,51 +67,17 @@ class LLMServer:
     engine_version: str
     process: ServerProcess | None = None  # None when attached to --llm-endpoint
     log_path: Path | None = None
+    build: str = BASELINE
+
+    @property
+    def name(self) -> str:
+        """suite/profile, with the build named when it is not the baseline."""
+        tail = "" if self.build == BASELINE else f"@{self.build}"
+        return f"{self.suite}/{self.profile}{tail}"
 
     def check_alive(self) -> None:
         if self.process is not None:
             self.process.check_alive()
-
-
-def local_model_path(suite: Suite, model: ModelSpec, settings: Settings) -> str | None:
-    """The model directory the user named (option, variable, suite path), if any; a
-    variable naming no directory is a ConfigProblem. Nothing is provisioned here."""
-    if settings.model_path is not None:
-        return str(settings.model_path)
-    found = env_lookup(model.path_env, old_env_name(model.path_env)) if model.path_env \
-        else None
-    if found is not None:
-        path = Path(found[1]).expanduser()
-        if not path.is_dir():
-            raise ConfigProblem(f"${found[0]}={path} is not a directory "
-                                f"(suite {suite.name}, model {model.id})")
-        return str(path)
-    if model.path:
-        path = Path(model.path).expanduser()
-        if not path.is_absolute():
-            path = suite.directory / path
-        if path.is_dir():
-            return str(path)
-    return None
-
-
-def model_missing(model: ModelSpec) -> str:
-    hint = f"set ${model.path_env} or " if model.path_env else ""
-    return f"model {model.id} not found: {hint}pass --llm-model-path"
-
-
-def model_problem(suite: Suite, target: Target, settings: Settings) -> str | None:
-    """Why the suite's model cannot be served here, known before any launch (None: it can,
-    or the CPU reference will build it). Attach mode serves what the endpoint has."""
-    if settings.endpoint is not None or target.name not in suite.targets:
-        return None
-    model = suite.model_for(target)
-    try:
-        if local_model_path(suite, model, settings) is not None or model.reference:
-            return None
-    except ConfigProblem as exc:
-        return str(exc)
-    return model_missing(model)
 
 
 @dataclass
@@ -127,9 +96,11 @@ class ServerPool:
     on_ready: Callable[[LLMServer], None] | None = None
     on_stop: Callable[[LLMServer, int | None], None] | None = None
     phases: PhaseLog = field(default_factory=PhaseLog)
-    _servers: dict[tuple[str, str], LLMServer] = field(default_factory=dict)
-    _failed: dict[tuple[str, str], Exception] = field(default_factory=dict)
-    _suites: dict[tuple[str, str], _SuiteState] = field(default_factory=dict)
+    _servers: dict[tuple[str, str, str], LLMServer] = field(default_factory=dict)
+    _failed: dict[tuple[str, str, str], Exception] = field(default_factory=dict)
+    _suites: dict[tuple[str, str, str], _SuiteState] = field(default_factory=dict)
+    restarts: int = 0  # starts of a server that had run and was stopped (the schedule's cost)
+    _started: set[tuple[str, str, str]] = field(default_factory=set)
     _hw_error: Exception | None = None
     _hw_checked: bool = False
     _ports: list[int] = field(default_factory=list)
@@ -141,15 +112,20 @@ class ServerPool:
 
     # -- resolution -------------------------------------------------------------------------
 
-    def engine_prefix(self, suite: Suite, engine: str) -> tuple[str, ...]:
-        if self.settings.engine_prefix is not None:
+    def _build(self, build: Build | None) -> Build:
+        return build if build is not None else self.settings.baseline
+
+    def engine_prefix(self, suite: Suite, engine: str,
+                      build: Build | None = None) -> tuple[str, ...]:
+        build = self._build(build)
+        if build.engine_prefix is not None:
             if engine != suite.engine:
                 # One --llm-engine-python/--llm-engine-cmd names one engine's environment.
                 raise SuiteUnavailable(
                     f"profiles {', '.join(suite.profiles_of(engine))} of suite {suite.name} "
-                    f"run on {engine}, but the engine given by --llm-engine-python/"
-                    f"--llm-engine-cmd is for {suite.engine}")
-            return self.settings.engine_prefix
+                    f"run on {engine}, but the {build.name} build's engine (--llm-engine-*/"
+                    f"--llm-candidate-*) is for {suite.engine}")
+            return build.engine_prefix
         if not self.target.is_gpu:
             from pytest_rocm_llm.serving.reference.provision import ensure_engine
 
@@ -163,53 +139,52 @@ class ServerPool:
         return (sys.executable,)
 
     def _model_path(self, suite: Suite, model: ModelSpec, prefix: tuple[str, ...],
-                    engine: str) -> str:
+                    engine: str, build: Build | None = None) -> str:
         local = local_model_path(suite, model, self.settings)
         if local is not None:
             return local
+        own_prefix = self._build(build).engine_prefix
         if model.reference:
             from pytest_rocm_llm.serving.reference.provision import ensure_model
 
-            if self.settings.engine_prefix is not None and len(prefix) != 1:
+            if own_prefix is not None and len(prefix) != 1:
                 raise SuiteUnavailable(f"reference model {model.reference} is built with a "
                                        "local interpreter; pass --llm-model-path")
             # The converter needs gguf and transformers: the sglang reference env has them.
-            python = (Path(prefix[0]) if engine == "sglang" or self.settings.engine_prefix
-                      else None)
+            python = Path(prefix[0]) if engine == "sglang" or own_prefix else None
             with self.phases.measure("provision", f"model {model.reference}"):
                 return str(ensure_model(self.settings.cache_dir, model.reference, python,
                                         self.progress))
         raise SuiteUnavailable(model_missing(model))
 
-    def server_env(self, suite: Suite, profile: str) -> dict[str, str]:
-        env = dict(suite.profile_for(profile, self.target).env)
-        if not self.target.is_gpu and suite.engine_of(profile) == "sglang":
-            from pytest_rocm_llm.serving.reference.provision import STUBS
+    def server_env(self, suite: Suite, profile: str,
+                   build: Build | None = None) -> dict[str, str]:
+        return launch.server_env(suite, self.target, profile, build)
 
-            # sgl_kernel has no CPU build on PyPI; the stub lets sglang import on CPU.
-            env["PYTHONPATH"] = os.pathsep.join(
-                p for p in (str(STUBS), env.get("PYTHONPATH", "")) if p)
-        return env
+    def launch_argv(self, suite: Suite, profile: str, prefix: tuple[str, ...],
+                    model_path: str, port: int, build: Build | None = None) -> list[str]:
+        return launch.launch_argv(suite, self.target, self.settings, profile, prefix,
+                                  model_path, port, build)
 
-    def _prepare_suite(self, suite: Suite, engine: str) -> _SuiteState:
-        state = self._suites.get((suite.name, engine))
+    def _prepare_suite(self, suite: Suite, engine: str, build: Build) -> _SuiteState:
+        state = self._suites.get((suite.name, engine, build.name))
         if state is not None:
             if state.error is not None:
                 raise state.error
             return state
         state = _SuiteState()
-        self._suites[(suite.name, engine)] = state
+        self._suites[(suite.name, engine, build.name)] = state
         try:
             if self.target.name not in suite.targets:
                 raise SuiteUnavailable(f"suite {suite.name} does not run on target "
                                        f"{self.target.name} (targets: {', '.join(suite.targets)})")
             self._check_hardware()
-            prefix = self.engine_prefix(suite, engine)
+            prefix = self.engine_prefix(suite, engine, build)
             state.prefix = prefix
             state.model_path = self._model_path(suite, suite.model_for(self.target), prefix,
-                                                engine)
-            state.engine_version = self._validate_flags(suite, engine, prefix,
-                                                        state.model_path)
+                                                engine, build)
+            state.engine_version = self.validate_flags(suite, engine, prefix,
+                                                       state.model_path, build)
         except Exception as exc:
             state.error = exc
             raise
@@ -225,47 +200,39 @@ class ServerPool:
         if self._hw_error is not None:
             raise self._hw_error
 
-    def launch_argv(self, suite: Suite, profile: str, prefix: tuple[str, ...],
-                    model_path: str, port: int) -> list[str]:
-        engine = get_engine(suite.engine_of(profile))
-        flags = suite.profile_for(profile, self.target).flags
-        model = suite.model_for(self.target)
-        return engine.launch_argv(prefix, model_path, model.served_name,
-                                  self.settings.host, port, flags)
-
-    def _validate_flags(self, suite: Suite, engine_name: str, prefix: tuple[str, ...],
-                        model_path: str) -> str:
+    def validate_flags(self, suite: Suite, engine_name: str, prefix: tuple[str, ...],
+                       model_path: str, build: Build | None = None) -> str:
+        build = self._build(build)
         engine = get_engine(engine_name)
-        model = suite.model_for(self.target)
-        names = suite.profiles_of(engine_name)
-        argvs = {
-            name: [*engine.base_args(model_path, model.served_name, self.settings.host, 30000),
-                   *flags_to_argv(suite.profile_for(name, self.target).flags)]
-            for name in names
-        }
+        argvs = launch.check_argvs(suite, self.target, self.settings, engine_name,
+                                   model_path, build)
+        first = next(iter(argvs))
+        who = "" if build.name == BASELINE else f" ({build.name} build)"
         self.progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
-                      f"{engine_name}'s own argument parser")
-        with self.phases.measure("flag-check", f"{suite.name}/{engine_name}"):
-            version, checks = engine.check_flags(prefix, argvs,
-                                                 env=self.server_env(suite, names[0]))
+                      f"{engine_name}'s own argument parser{who}")
+        with self.phases.measure("flag-check", f"{suite.name}/{engine_name}{who}"):
+            version, checks = engine.check_flags(
+                prefix, argvs, env=self.server_env(suite, first, build))
         bad = [c for c in checks if not c.ok]
         if bad:
             # A parser's message may quote a flag's value, credentials included.
             lines = [f"  profile {c.profile!r}: "
-                     + redact_text(c.message, secret_values(argvs[c.profile],
-                                                            self.server_env(suite, c.profile)))
+                     + redact_text(c.message, secret_values(
+                         argvs[c.profile], self.server_env(suite, c.profile, build)))
                      for c in bad]
             names = sorted({f for c in bad for f in c.unknown})
-            head = (f"{suite.file}: {engine_name} {version} rejects flags "
+            head = (f"{suite.file}: {engine_name} {version}{who} rejects flags "
                     + (f"{', '.join(names)} " if names else "")
-                    + "before launch; fix the profile(s) in suite.toml:")
+                    + ("before launch; fix the profile(s) in suite.toml:" if not build.flags
+                       else "before launch; fix the profile(s) or --llm-candidate-flags:"))
             raise ConfigProblem("\n".join([head, *lines]))
         return version
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def get(self, suite: Suite, profile: str) -> LLMServer:
-        key = (suite.name, profile)
+    def get(self, suite: Suite, profile: str, build: Build | None = None) -> LLMServer:
+        build = self._build(build)
+        key = (suite.name, profile, build.name)
         if key in self._failed:
             raise self._failed[key]
         if profile not in suite.profiles:
@@ -282,10 +249,14 @@ class ServerPool:
             return server
         if self.settings.endpoint is not None:
             return self._attach(suite, profile)
-        state = self._prepare_suite(suite, suite.engine_of(profile))
-        self._make_room(f"{suite.name}/{profile}")
+        engine = suite.engine_of(profile)
+        for other in self.settings.builds:  # every build's flags checked before any launch
+            if other.name != build.name:
+                self._prepare_suite(suite, engine, other)
+        state = self._prepare_suite(suite, engine, build)
+        self._make_room(suite.name, profile, build)
         try:
-            server = self._launch(suite, profile, state)
+            server = self._launch(suite, profile, state, build)
         except (ServerError, EngineError, OSError) as exc:
             self._failed[key] = exc
             raise
@@ -312,30 +283,41 @@ class ServerPool:
         server = LLMServer(suite.name, profile, url, engine.name,
                            str(info.get("served_model_name") or suite.model.served_name),
                            model_path, (), {}, str(info.get("version", "unknown")))
-        self._servers[(suite.name, profile)] = server
+        self._servers[(suite.name, profile, BASELINE)] = server
         if self.on_ready is not None:
             self.on_ready(server)
         return server
 
-    def _make_room(self, incoming: str) -> None:
+    def _make_room(self, suite: str, profile: str, build: Build) -> None:
         launched = [k for k, srv in self._servers.items() if srv.process is not None]
+        incoming = f"{suite}/{profile}" + ("" if build.name == BASELINE else f"@{build.name}")
+        other = [k for k in launched if k[2] != build.name]
+        for key in other:  # never two builds at once (see the module's note)
+            self.progress(f"[rocm-llm] {self._servers[key].name}: stopping before {incoming} "
+                          "starts (one build's servers at a time)")
+            self._stop(key)
+            launched.remove(key)
         while len(launched) >= self.target.max_servers:
             key = launched.pop(0)  # least recently used
-            self.progress(f"[rocm-llm] {key[0]}/{key[1]}: stopping to make room for {incoming} "
-                          f"(target {self.target.name} runs {self.target.max_servers} "
-                          "server(s) at a time)")
+            self.progress(f"[rocm-llm] {self._servers[key].name}: stopping to make room for "
+                          f"{incoming} (target {self.target.name} runs "
+                          f"{self.target.max_servers} server(s) at a time)")
             self._stop(key)
+        self.restarts += (suite, profile, build.name) in self._started
+        self._started.add((suite, profile, build.name))
 
-    def _launch(self, suite: Suite, profile: str, state: _SuiteState) -> LLMServer:
+    def _launch(self, suite: Suite, profile: str, state: _SuiteState,
+                build: Build) -> LLMServer:
         assert state.prefix is not None and state.model_path is not None
         engine = get_engine(suite.engine_of(profile))
         port = claim_port(self.settings.host)
         self._ports.append(port)
-        argv = self.launch_argv(suite, profile, state.prefix, state.model_path, port)
-        env = self.server_env(suite, profile)
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{suite.name}-{profile}")
+        argv = self.launch_argv(suite, profile, state.prefix, state.model_path, port, build)
+        env = self.server_env(suite, profile, build)
+        tail = "" if build.name == BASELINE else f"@{build.name}"
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{suite.name}-{profile}{tail}")
         spec = LaunchSpec(
-            name=f"{suite.name}/{profile}", argv=tuple(argv), env=env,
+            name=f"{suite.name}/{profile}{tail}", argv=tuple(argv), env=env,
             host=self.settings.host, port=port, health_path=engine.health_path,
             log_path=self.log_dir / f"{safe}-{port}.log",
             start_timeout_s=self.settings.start_timeout_s,
@@ -351,12 +333,12 @@ class ServerPool:
         model = suite.model_for(self.target)
         return LLMServer(suite.name, profile, spec.base_url, engine.name, model.served_name,
                          state.model_path, spec.argv, env, state.engine_version or "unknown",
-                         proc, spec.log_path)
+                         proc, spec.log_path, build.name)
 
     def stop_profile(self, suite_name: str, profile: str) -> None:
-        """Stop one profile's server (no later test needs it); a no-op if none runs."""
-        if (suite_name, profile) in self._servers:
-            self._stop((suite_name, profile))
+        """Stop one profile's servers, of every build (no later test needs them)."""
+        for key in [k for k in self._servers if k[:2] == (suite_name, profile)]:
+            self._stop(key)
 
     def stop_suite(self, suite_name: str) -> None:
         for key in [k for k in self._servers if k[0] == suite_name]:
@@ -369,13 +351,13 @@ class ServerPool:
             release_port(port)
         self._ports.clear()
 
-    def _stop(self, key: tuple[str, str]) -> None:
+    def _stop(self, key: tuple[str, str, str]) -> None:
         server = self._servers.pop(key)
         if server.process is None:
             return
-        with self.phases.measure("server-stop", f"{server.suite}/{server.profile}"):
+        with self.phases.measure("server-stop", server.name):
             code = server.process.stop()
-        self.progress(f"[rocm-llm] {server.suite}/{server.profile}: stopped (exit {code})")
+        self.progress(f"[rocm-llm] {server.name}: stopped (exit {code})")
         if self.on_stop is not None:
             self.on_stop(server, code)
         failed = key in self._failed
@@ -387,47 +369,11 @@ class ServerPool:
         return list(self._servers.values())
 
     def _verify_effective(self, suite: Suite, profile: str, server: LLMServer) -> None:
-        """Read the launched server's resolved arguments back (issue 15 item 1): a flag the
-        engine's parser accepted can still be dropped or rewritten while it resolves them,
-        and a run on the wrong configuration must not become a verdict. A mismatch stops the
-        server and fails the profile before any workload runs."""
-        from pytest_rocm_llm.serving.effective_config import (
-            NOT_VERIFIABLE,
-            describe,
-            failures,
-            verify,
-        )
-        from pytest_rocm_llm.serving.process import log_tail
-
-        assert server.process is not None
-        key = (suite.name, profile)
-        name = f"{suite.name}/{profile}"
-        resolved_args = getattr(get_engine(server.engine), "resolved_args", None)
         try:
-            info = resolved_args(server.base_url) if resolved_args is not None else None
-        except (httpx.HTTPError, ValueError) as exc:
-            server.process.stop()
-            err = ServerDied(f"{name}: ready, but its resolved arguments could not be read "
-                             f"({type(exc).__name__}: {exc})", server.log_path,
-                             log_tail(server.log_path) if server.log_path else "")
-            self._failed[key] = err
-            raise err from None
-        if info is None:
-            self.progress(f"[rocm-llm] {name}: effective configuration {NOT_VERIFIABLE} "
-                          f"({server.engine} reports no resolved arguments)")
-            return
-        found = verify(suite.profile_for(profile, self.target).flags, info)
-        unverified = [m.describe() for m in found if not m.fails]
-        if unverified:
-            self.progress(f"[rocm-llm] {name}: " + "; ".join(unverified))
-        if failures(found):
-            server.process.stop()
-            mismatch = EffectiveConfigMismatch(describe(
-                suite.name, profile, server.engine, str(info.get("version", "unknown")),
-                suite.file, found) + (f"\nserver log: {server.log_path}"
-                                      if server.log_path else ""))
-            self._failed[key] = mismatch
-            raise mismatch
+            verify_launched(suite, self.target, server, self.progress)
+        except (ServerDied, EffectiveConfigMismatch) as exc:
+            self._failed[(suite.name, profile, server.build)] = exc
+            raise
 
 
 __all__ = ["ServerPool", "LLMServer", "SuiteUnavailable", "ConfigProblem", "ServerStartError"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.config.builds import CANDIDATE, Build
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite import parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
@@ -56,6 +57,44 @@ class FakeProcess:
         pass
 
 
+def fake_launches(pool: ServerPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool, "_prepare_suite", lambda s, engine, build: None)
+    # no server answers /server_info here: the launch policy is what is under test
+    monkeypatch.setattr(pool, "_verify_effective", lambda s, p, srv: None)
+    monkeypatch.setattr(pool, "_launch", lambda s, p, st, build: LLMServer(
+        s.name, p, "http://x", "sglang", "m", "/m", (), {}, "0", FakeProcess(), None,
+        build.name))
+
+
+@pytest.mark.parametrize("target", ["mi355x", "cpu"])
+def test_one_builds_servers_at_a_time_and_restarts_are_counted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str) -> None:
+    """A paired run alternates builds: the other build's server stops before one starts, on
+    the CPU reference too (room for two servers, but two would share the measured cores)."""
+    import dataclasses
+    import tomllib
+
+    suite = parse_suite(tmp_path / "suite.toml", tomllib.loads(THREE))
+    settings = dataclasses.replace(
+        Settings(TARGETS[target], None, None, None, 60.0, False, None, "127.0.0.1", tmp_path),
+        candidate=Build(CANDIDATE, None, {"OMP_NUM_THREADS": "1"}))
+    messages: list[str] = []
+    pool = ServerPool(settings, tmp_path, messages.append)
+    fake_launches(pool, monkeypatch)
+    baseline, candidate = settings.builds
+    a = pool.get(suite, "reference", baseline)
+    b = pool.get(suite, "reference", candidate)
+    assert a.process.stopped and not b.process.stopped  # type: ignore[union-attr]
+    assert [s.name for s in pool.running] == ["demo/reference@candidate"]
+    assert messages[0] == ("[rocm-llm] demo/reference: stopping before "
+                           "demo/reference@candidate starts (one build's servers at a time)")
+    assert pool.get(suite, "reference", candidate) is b  # reused, not restarted
+    assert pool.restarts == 0
+    pool.get(suite, "reference", baseline)
+    assert pool.restarts == 1
+    assert [s.name for s in pool.running] == ["demo/reference"]
+
+
 @pytest.mark.parametrize(("target", "expected_running"), [("mi355x", 1), ("cpu", 2)])
 def test_pool_runs_at_most_max_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        target: str, expected_running: int) -> None:
@@ -66,11 +105,7 @@ def test_pool_runs_at_most_max_servers(tmp_path: Path, monkeypatch: pytest.Monke
                         tmp_path)
     messages: list[str] = []
     pool = ServerPool(settings, tmp_path, messages.append)
-    monkeypatch.setattr(pool, "_prepare_suite", lambda s, engine: None)
-    # no server answers /server_info here: the launch policy is what is under test
-    monkeypatch.setattr(pool, "_verify_effective", lambda s, p, srv: None)
-    monkeypatch.setattr(pool, "_launch", lambda s, p, st: LLMServer(
-        s.name, p, "http://x", "sglang", "m", "/m", (), {}, "0", FakeProcess(), None))
+    fake_launches(pool, monkeypatch)
     launched = [pool.get(suite, p) for p in ("reference", "spec", "throughput")]
     assert len(pool.running) == expected_running
     assert [s.process.stopped for s in launched] == (

@@ -1,0 +1,118 @@
+"""A workload's paired trials: the baseline build (A) and the candidate (B) alternating in
+balanced order (A-B-B-A ...), trial i of each build on the same prompts. No pytest in here.
+
+Trial i of both builds uses the seed the workload's own i-th trial would (fresh prompts per
+trial, as ``run_workload`` does), so A and B answer the same requests and neither build
+serves a prompt it has already cached. One build's servers run at a time (the pool stops the
+other's), so the order is turned to start with the build already up: B-A-A-B is as balanced
+as A-B-B-A and saves a server restart, which on a large model costs minutes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
+from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.performance.workloads import WorkloadResult
+from pytest_rocm_llm.progress_log import report
+from pytest_rocm_llm.verdicts.paired import balanced_order
+
+log = logging.getLogger(__name__)
+TRIAL_SEED_STEP = 7919  # run_workload's step between trials' seeds: the same prompts per trial
+BUILD_OF = {"A": BASELINE, "B": CANDIDATE}
+
+
+def oriented_order(trials: int, first: str | None) -> list[str]:
+    """``balanced_order(trials)``, mirrored (A<->B) when ``first`` is the candidate's build
+    name: start with the build whose server is running."""
+    order = balanced_order(trials)
+    if first == CANDIDATE:
+        order = ["B" if x == "A" else "A" for x in order]
+    return order
+
+
+@dataclass(frozen=True)
+class PairedTrials:
+    """Per-trial results of both builds, each list in time order, and the order they ran."""
+
+    workload: Workload
+    order: tuple[str, ...]
+    baseline: tuple[WorkloadResult, ...]
+    candidate: tuple[WorkloadResult, ...]
+
+    def values(self, metric: str) -> tuple[list[float], list[float]] | None:
+        """Both builds' per-trial values of ``metric``; None when a trial lacks it."""
+        a = [r.metrics.get(metric) for r in self.baseline]
+        b = [r.metrics.get(metric) for r in self.candidate]
+        if any(v is None for v in a + b):
+            return None
+        return [float(v) for v in a if v is not None], [float(v) for v in b if v is not None]
+
+    def merged(self, build: str) -> WorkloadResult:
+        """One build's trials as one result (metrics averaged over trials, ``trials`` kept),
+        what the stored baseline and floors judge."""
+        results = self.baseline if build == BASELINE else self.candidate
+        trials = [dict(r.metrics) for r in results]
+        metrics: dict[str, float | None] = {}
+        for key in trials[0]:
+            values = [m[key] for m in trials if m.get(key) is not None]
+            metrics[key] = (sum(v for v in values if v is not None) / len(values)
+                            if len(values) == len(trials) else None)
+        records = [rec for r in results for rec in r.records]
+        problems = [f"trial {t + 1}: {p}" for t, r in enumerate(results) for p in r.problems]
+        return WorkloadResult(self.workload, records, metrics, results[-1].steps, trials,
+                              problems)
+
+
+RunOnce = Callable[[str, Workload], WorkloadResult]  # (build name, one trial's workload)
+
+
+def run_paired(w: Workload, trials: int, run_once: RunOnce, running: str | None = None,
+               progress: Callable[[str], None] | None = None) -> PairedTrials:
+    """``trials`` runs of ``w`` per build in oriented balanced order; ``run_once(build, wl)``
+    runs one trial on that build's server (the caller's pool makes it the only one up)."""
+    order = oriented_order(trials, running)
+    done: dict[str, list[WorkloadResult]] = {"A": [], "B": []}
+    for slot, side in enumerate(order):
+        i = len(done[side])
+        one = replace(w, seed=w.seed + TRIAL_SEED_STEP * i, trials=1)
+        report(log, f"{w.name}: paired trial {slot + 1}/{len(order)} on the "
+                    f"{BUILD_OF[side]} build (trial {i + 1}, seed {one.seed})", progress)
+        done[side].append(run_once(BUILD_OF[side], one))
+    return PairedTrials(w, tuple(order), tuple(done["A"]), tuple(done["B"]))
+
+
+@dataclass
+class PairedRuns:
+    """Each workload's paired trials, run once per session and shared by its checks."""
+
+    trials: int
+    progress: Callable[[str], None] | None = None
+    _results: dict[tuple[str, str], PairedTrials] = field(default_factory=dict)
+    _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
+
+    def get(self, suite: str, w: Workload, run_once: RunOnce,
+            running: str | None = None) -> PairedTrials:
+        key = (suite, w.name)
+        if key in self._errors:
+            raise self._errors[key]
+        if key not in self._results:
+            try:
+                self._results[key] = run_paired(w, self.trials, run_once, running,
+                                                self.progress)
+            except Exception as exc:
+                self._errors[key] = exc
+                raise
+        return self._results[key]
+
+    @property
+    def results(self) -> dict[tuple[str, str], PairedTrials]:
+        return dict(self._results)
+
+
+def slots(order: Sequence[str]) -> int:
+    """Server switches an order needs from its first slot (each one a stop and a start)."""
+    return sum(1 for x, y in zip(order, order[1:]) if x != y)

@@ -1,0 +1,174 @@
+"""The pytest glue of a paired run (``--llm-candidate-*``): each workload check runs as trials
+of both builds in balanced order, each evaluation on both builds; the check gets a paired
+verdict besides the stored-baseline one, and each profile's two builds are described (versions,
+what ``/server_info`` says changed).
+
+The stored baseline and the floors judge the candidate's values as a run without a candidate
+judges its build (judging.finish); the paired verdict is recorded beside it (a row under
+PAIRED_PROPERTY, which travels to the xdist controller with the report) and fails the test
+when it is "regressed", or "inconclusive" under ``--llm-inconclusive fail``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE, Build
+from pytest_rocm_llm.errors import VerdictFailure
+from pytest_rocm_llm.plugin import allure as allure_report
+from pytest_rocm_llm.plugin.state import POOL_KEY
+from pytest_rocm_llm.report.collector import BUILDS_PROPERTY, PAIRED_PROPERTY
+from pytest_rocm_llm.verdicts.paired import PairedVerdict
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.correctness.result import EvalResult
+    from pytest_rocm_llm.performance.paired import PairedRuns
+    from pytest_rocm_llm.performance.runs import WorkloadRuns
+    from pytest_rocm_llm.plugin.judging import CheckContext
+    from pytest_rocm_llm.serving.pool import LLMServer
+    from pytest_rocm_llm.verdicts.checks import Check
+
+Servers = Callable[..., "LLMServer"]  # (profile, build) -> the build's server of the profile
+
+# server_info of each (suite, profile, build), read once while that server is up: one build's
+# servers run at a time, so both answers are never live together.
+_INFO: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+
+class PairedVerdictFailed(VerdictFailure):
+    """The candidate is worse than the baseline build (or undecided, under the default)."""
+
+
+def _remember_info(server: LLMServer) -> None:
+    from pytest_rocm_llm.serving.engines import get_engine
+
+    key = (server.suite, server.profile, server.build)
+    if key not in _INFO and server.process is not None:
+        try:
+            _INFO[key] = get_engine(server.engine).server_info(server.base_url)
+        except Exception as exc:  # a description, never a verdict: say why it is missing
+            _INFO[key] = {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def describe_builds(request: pytest.FixtureRequest, ctx: CheckContext, profile: str,
+                    servers: dict[str, LLMServer]) -> None:
+    """Both builds' versions and /server_info diff of a profile, once per profile."""
+    from pytest_rocm_llm.serving.build_diff import diff_server_info, format_diff
+    from pytest_rocm_llm.serving.build_versions import build_versions
+    from pytest_rocm_llm.verdicts.provenance import engine_prefix
+
+    name = f"{ctx.suite.name}/{profile}"
+    if name in ctx.collector.builds or set(servers) != {BASELINE, CANDIDATE}:
+        return
+    info = {b: _INFO.get((ctx.suite.name, profile, b), {}) for b in servers}
+    versions = {b: {"engine": f"{s.engine} {s.engine_version}",
+                    **build_versions(engine_prefix(s.argv))} for b, s in servers.items()}
+    flags = list(ctx.suite.profile_for(profile, ctx.target).flags)
+    cand = ctx.settings.candidate
+    cand_flags = flags + [w.lstrip("-") for w in (cand.flags if cand else ()) if
+                          w.startswith("--")]
+    changes = diff_server_info(info[BASELINE], info[CANDIDATE], set_flags_a=flags,
+                               set_flags_b=cand_flags)
+    entry = {"versions": versions, "server_info_diff": format_diff(changes),
+             "candidate": cand.describe() if cand else ""}
+    ctx.collector.builds[name] = entry  # this process's copy; the report row travels
+    request.node.user_properties.append((BUILDS_PROPERTY, {name: entry}))
+
+
+def record_paired(request: pytest.FixtureRequest, verdict: PairedVerdict) -> None:
+    request.node.user_properties.append((PAIRED_PROPERTY, verdict.to_json()))
+
+
+def record_outputs(request: pytest.FixtureRequest, ctx: CheckContext, name: str,
+                   summary: str) -> None:
+    """Greedy outputs compared across builds: reported, never a failure by itself."""
+    entry = {f"{ctx.suite.name}/{name}": {"outputs": summary}}
+    ctx.collector.builds.update(entry)
+    request.node.user_properties.append((BUILDS_PROPERTY, entry))
+
+
+def paired_attachment(verdict: PairedVerdict) -> allure_report.Attachment:
+    return allure_report.Attachment(f"paired verdict ({verdict.check})",
+                                    json.dumps(verdict.to_json(), indent=2), "json")
+
+
+def paired_failure(ctx: CheckContext, verdict: PairedVerdict | None) -> None:
+    from pytest_rocm_llm.report.paired_table import paired_failures
+
+    if verdict is not None and paired_failures([verdict], ctx.settings.inconclusive):  # type: ignore[arg-type]
+        __tracebackhide__ = True
+        how = ("" if verdict.status == "regressed" else
+               " (pass --llm-inconclusive pass to let an undecided check pass)")
+        raise PairedVerdictFailed(f"{verdict.check}: paired verdict {verdict.status.upper()}"
+                                  f"{how}: {verdict.detail}")
+
+
+def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
+                        servers: Servers, runs: WorkloadRuns, paired: PairedRuns
+                        ) -> tuple[Any, LLMServer, PairedVerdict | None, dict[str, LLMServer]]:
+    """The candidate's merged result (for the stored-baseline judge), its server, the paired
+    verdict (None when a trial lacks the metric) and the server of each build."""
+    from pytest_rocm_llm.verdicts.paired import paired_performance
+
+    assert check.workload is not None
+    w = ctx.suite.workload_for(check.workload, ctx.target)
+    profile = w.profile or ctx.suite.default_profile
+    builds: dict[str, Build] = {b.name: b for b in ctx.settings.builds}
+
+    used = _USED.setdefault((ctx.suite.name, w.name), {})
+
+    def run_once(build: str, one: Any) -> Any:
+        server = servers(profile, builds[build])
+        _remember_info(server)
+        used[build] = server
+        label = ctx.suite.name if build == BASELINE else f"{ctx.suite.name}@{build}"
+        return runs._run(f"{label}-seed{one.seed}", one, server)
+
+    pool = request.config.stash[POOL_KEY]
+    running = {s.build for s in pool.running if s.suite == ctx.suite.name}
+    first = next(iter(running)) if len(running) == 1 else None
+    trials = paired.get(ctx.suite.name, w, run_once, first)
+    values = trials.values(check.metric)
+    verdict = None
+    if values is not None:
+        verdict = paired_performance(check.name, check.metric, check.unit,
+                                     check.direction, values[0], values[1],  # type: ignore[arg-type]
+                                     order=trials.order)
+    return trials.merged(CANDIDATE), used[CANDIDATE], verdict, dict(used)
+
+
+# The servers each workload's trials ran on (for provenance when a later check reads the
+# cached trials: asking the pool again would relaunch a stopped server for nothing).
+_USED: dict[tuple[str, str], dict[str, LLMServer]] = {}
+
+
+def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult
+                ) -> tuple[PairedVerdict | None, str | None]:
+    """Accuracy compared on the same items (McNemar), and the greedy outputs compared: by
+    token id where the records carry them (the near-tie rule needs the baseline's logprobs),
+    else by response text. Either is None when the records allow neither."""
+    from pytest_rocm_llm.verdicts.paired import outputs_changed, paired_accuracy
+
+    def by_id(result: EvalResult, field: str) -> dict[Any, Any]:
+        return {r["id"]: r[field] for r in result.records
+                if isinstance(r, dict) and "id" in r and r.get(field) is not None}
+
+    verdict = None
+    a, b = by_id(baseline, "correct"), by_id(candidate, "correct")
+    common = [k for k in a if k in b]
+    if common:
+        verdict = paired_accuracy(check.name, check.metric, [bool(a[k]) for k in common],
+                                  [bool(b[k]) for k in common])
+    for field, how in (("output_ids", "by token id"), ("response", "by response text")):
+        ta, tb = by_id(baseline, field), by_id(candidate, field)
+        common = [k for k in ta if k in tb]
+        if common:
+            seq = (lambda x: x) if field == "output_ids" else (lambda x: [ord(c) for c in x])
+            found = outputs_changed([seq(ta[k]) for k in common], [seq(tb[k]) for k in common])
+            return verdict, (f"outputs changed on {found.changed} of {found.n} prompts "
+                             f"(compared {how})")
+    return verdict, None
