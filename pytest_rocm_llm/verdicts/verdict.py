@@ -88,9 +88,13 @@ class CheckSpec:
     max: float | None
     source: str
     gate: Gate | None  # None: no baseline gate for this check
+    # Set when neither bound says it (an accuracy judged on its baseline gate alone).
+    higher_is_better: bool | None = None
 
     @property
     def direction(self) -> str:
+        if self.higher_is_better is not None:
+            return "higher" if self.higher_is_better else "lower"
         return "higher" if self.min is not None else "lower"
 
 
@@ -156,16 +160,17 @@ class Decision:
 
 def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry | None,
            mode: Mode, provenance: Mapping[str, Any], baseline_file: str,
-           reference_rows: Sequence[Mapping[str, Any]] = ()) -> Decision:
+           reference_rows: Sequence[Mapping[str, Any]] = (),
+           notes: Sequence[str] = ()) -> Decision:
     """Floor first, then the baseline gate (or the update flow)."""
     miss = floor_miss(spec, m.value)
     common = dict(measured=m.value, n=m.n, spread=m.spread, spread_kind=m.spread_kind,
                   runs=m.runs, floor=floor_text(spec),
                   floor_source=spec.source, references=references(spec, m.value, reference_rows))
-    notes: tuple[str, ...] = ()
+    notes = tuple(notes)
     if entry is not None:
         note = kernel_path_note(entry.provenance, provenance)
-        notes = (note,) if note else ()
+        notes = (*notes, note) if note else notes
         common.update(baseline=entry.measurement.value,
                       baseline_kind=entry.provenance.get("kind"))
     write = None

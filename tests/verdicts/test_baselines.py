@@ -43,6 +43,11 @@ def test_round_trip(tmp_path: Path):
     (json.dumps(doc(tput={k: v for k, v in entry(1.0).items() if k != "provenance"})),
      "provenance"),
     (json.dumps({**doc(), "extra": 1}), "(top level)"),
+    # A between-run spread without its count cannot be weighed.
+    (json.dumps(doc(tput={**entry(1.0), "spread_kind": "between_runs"})),
+     "metrics.tput: 'runs' is a required property"),
+    (json.dumps(doc(tput={**entry(1.0), "spread_kind": "between_runs", "runs": 0})),
+     "metrics.tput.runs"),
 ])
 def test_broken_file_is_a_usage_error_naming_file_and_field(tmp_path: Path, text, field):
     path = tmp_path / "smoke.json"
