@@ -113,3 +113,27 @@ def items_needed(p: float, drop: float, alpha: float, power: float = DEFAULT_POW
         return None  # the baseline's own sampling error already exceeds the budget
     n = math.ceil(var / rest)
     return n if n <= MAX_ITEMS else None
+
+
+def describe_gate(gate: Gate | None, baseline: Measurement | None, runs: int = 1,
+                  n: int | None = None, unit: str = "",
+                  target_pct: float = 5.0) -> str:
+    """One line for ``--llm-plan`` and the report: what the baseline gate of a check will
+    detect at its configured size (``runs`` trials, or ``n`` items), or why it reports
+    only; where a ``target_pct`` regression is out of reach, the trials that reach it."""
+    if gate is None:
+        return "no baseline gate (the floor decides)"
+    if baseline is None:
+        return ("no baseline stored yet: the first run records one"
+                + ("" if runs >= 2 or n else "; with trials = 1 it will be reported, not "
+                   "gated (set trials >= 2 on its workload)"))
+    d = planned(baseline, gate, runs=runs, n=n)
+    line = d.describe(unit)
+    if (d.gated and baseline.spread_kind == BETWEEN_RUNS and d.mde_pct is not None
+            and d.mde_pct > target_pct and baseline.spread is not None and baseline.value):
+        k = runs_needed(baseline.spread, baseline.runs, baseline.value, target_pct,
+                        gate.alpha, tolerance=gate.tolerance)
+        line += (f"; a {target_pct:g}% regression needs trials = {k} (baseline re-recorded "
+                 "with as many)" if k else f"; no trial count up to {MAX_RUNS} detects a "
+                 f"{target_pct:g}% regression with tolerance {gate.tolerance:g}")
+    return line
