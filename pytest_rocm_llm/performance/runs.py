@@ -25,6 +25,7 @@ from pytest_rocm_llm.performance.workloads import (
 from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.serving.pool import LLMServer
 from pytest_rocm_llm.serving.process import ServerError, log_tail
+from pytest_rocm_llm.verdicts.gate import sample_sd
 
 
 class WorkloadTimedOut(ServerError):
@@ -123,4 +124,11 @@ def summarize(result: WorkloadResult) -> str:
                   f"cache hit {f('cache_hit_ratio', '.1%')}"]
     if result.workload.kind == "rate_sweep":
         parts.append(f"saturation {f('saturation_rate', 'g')} req/s")
+    key = "output_speed_tok_s" if result.workload.kind == "single_stream" else "output_tok_s"
+    values = [v for t in result.trials if (v := t.get(key)) is not None]
+    if len(values) >= 2:
+        # The spread the baseline gate uses: between trials, not between requests.
+        sd = sample_sd(values) or 0.0
+        parts.append(f"{len(values)} trials: {key} " + " ".join(f"{v:.1f}" for v in values)
+                     + f" (SD {sd:.2f}, CV {sd / (sum(values) / len(values)):.1%})")
     return ", ".join(parts)
