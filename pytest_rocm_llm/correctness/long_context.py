@@ -23,11 +23,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, create_model
 
 from pytest_rocm_llm.client.completions import APIS, Endpoint, generate_sync
 from pytest_rocm_llm.client.tokenizer import load_tokenizer
-from pytest_rocm_llm.config.toml import REQUIRED, Table
+from pytest_rocm_llm.config.fields import NumberList, StrList, check, each_one_of
+from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, validate
 from pytest_rocm_llm.correctness.degeneration import Thresholds, detect
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.excerpt import clip, quoted
@@ -289,48 +292,49 @@ def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_pa
                       tuple(details))
 
 
+def _thresholds_table() -> type[TomlTable]:
+    """``[evals.<name>.thresholds]``: every degeneration threshold, its type kept, >= 0."""
+    defaults = Thresholds()
+    spec: dict[str, Any] = {f: (type(getattr(defaults, f)), Field(getattr(defaults, f), ge=0))
+                            for f in Thresholds.__dataclass_fields__}
+    return create_model("ThresholdsTable", __base__=TomlTable, **spec)
+
+
+ThresholdsTable = _thresholds_table()
+
+
+def _whole_lengths(lengths: tuple[float, ...]) -> bool:
+    return bool(lengths) and all(n == int(n) and n >= 256 for n in lengths)
+
+
+class LongContextTable(TomlTable):
+    """``[evals.<name>]`` of kind long_context, as written in suite.toml."""
+
+    kind: Annotated[str, check(lambda k: k == "long_context", lambda k: (
+        f"{k!r}: this table is read as a long_context evaluation"))] = "long_context"
+    profile: str | None = None
+    lengths: Annotated[NumberList, check(_whole_lengths, lambda v: (
+        f"{list(v)!r}: expected whole token counts >= 256, e.g. [2048, 8192, 32768]"))]
+    tasks: Annotated[StrList, each_one_of(TASKS), check(bool, lambda _: (
+        f"expected at least one of {', '.join(TASKS)}"))] = TASKS
+    samples: int = Field(4, ge=1, le=100_000)
+    depths: Annotated[NumberList, check(lambda v: bool(v) and all(0.0 <= x <= 1.0 for x in v),
+                                        lambda v: (f"{list(v)!r}: expected fractions of the "
+                                                   "context in [0, 1]"))] = (0.1, 0.5, 0.9)
+    max_tokens: int = Field(32, ge=1, le=100_000)
+    seed: int = Field(0, ge=0)
+    thresholds: ThresholdsTable = Field(default_factory=ThresholdsTable)  # type: ignore[valid-type]
+    api: Annotated[str, check(lambda a: a in APIS, lambda a: (
+        f"{a!r}: long-context prompts are token ids: {' or '.join(repr(x) for x in APIS)}"))] \
+        = "generate"
+
+
 def parse_long_context(name: str, t: Table,
                        base: LongContextConfig | None = None) -> LongContextConfig:
     """``[evals.<name>]`` with ``kind = "long_context"``; with ``base``, a per-target
     override. An optional ``[evals.<name>.thresholds]`` sets the degeneration thresholds."""
-
-    def d(key: str, fallback: Any = REQUIRED) -> Any:
-        return getattr(base, key) if base is not None else fallback
-
-    kind = t.string("kind", d("kind", "long_context"))
-    if kind != "long_context":
-        t.fail("kind", f"{kind!r}: this table is read as a long_context evaluation")
-    lengths = t.number_list("lengths", d("lengths"))
-    if not lengths or any(n != int(n) or n < 256 for n in lengths):
-        t.fail("lengths", f"{list(lengths)!r}: expected whole token counts >= 256, "
-                          "e.g. [2048, 8192, 32768]")
-    depths = t.number_list("depths", d("depths", (0.1, 0.5, 0.9)))
-    if not depths or any(not 0.0 <= x <= 1.0 for x in depths):
-        t.fail("depths", f"{list(depths)!r}: expected fractions of the context in [0, 1]")
-    thresholds = d("thresholds", Thresholds())
-    tt = t.table("thresholds")
-    values = {f: tt.number(f, getattr(thresholds, f), minimum=0,
-                           integer=isinstance(getattr(thresholds, f), int))
-              for f in Thresholds.__dataclass_fields__}
-    tt.done()
-    c = LongContextConfig(
-        name=name, kind=kind,
-        profile=t.string("profile", d("profile", None)),
-        lengths=tuple(int(n) for n in lengths),
-        tasks=t.str_list("tasks", d("tasks", TASKS), choices=TASKS),
-        samples=t.number("samples", d("samples", 4), integer=True, minimum=1,
-                         maximum=100_000),
-        depths=tuple(depths),
-        max_tokens=t.number("max_tokens", d("max_tokens", 32), integer=True, minimum=1,
-                            maximum=100_000),
-        seed=t.number("seed", d("seed", 0), integer=True, minimum=0),
-        thresholds=Thresholds(**values),
-        api=t.string("api", d("api", "generate")),
-    )
-    if not c.tasks:
-        t.fail("tasks", f"expected at least one of {', '.join(TASKS)}")
-    if c.api not in APIS:
-        t.fail("api", f"{c.api!r}: long-context prompts are token ids: "
-                      f"{' or '.join(repr(a) for a in APIS)}")
-    t.done()
-    return c
+    table = validate(LongContextTable, t, override_of(LongContextTable, base, t.data))
+    fields = table.model_dump()
+    return LongContextConfig(name=name, **{
+        **fields, "lengths": tuple(int(n) for n in table.lengths),
+        "thresholds": Thresholds(**fields["thresholds"])})

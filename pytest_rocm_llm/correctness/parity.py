@@ -23,11 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
 
 from pytest_rocm_llm.client.completions import APIS, Endpoint, GreedyGeneration, generate_sync
 from pytest_rocm_llm.client.tokenizer import load_tokenizer, tokenizer_file
-from pytest_rocm_llm.config.toml import REQUIRED, Table
+from pytest_rocm_llm.config.fields import check
+from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.serving.speculation import SpecCounters, from_generations
 
@@ -331,44 +334,41 @@ def parity_prompts(vocab: Any, min_len: int = 1, max_len: int = 48) -> Any:
                     max_size=max_len)
 
 
+class ParityTable(TomlTable):
+    """``[evals.<name>]`` of kind parity, as written in suite.toml."""
+
+    kind: Annotated[str, check(lambda k: k == "parity",
+                               lambda k: f"{k!r}: this table is read as a parity evaluation")] \
+        = "parity"
+    profile: str
+    reference_profile: str
+    prompts: int = Field(16, ge=1, le=100_000)
+    hypothesis_examples: int = Field(20, ge=0, le=100_000)
+    max_tokens: int = Field(32, ge=1, le=100_000)
+    top_logprobs: int = Field(5, ge=1, le=100)
+    tolerance: float = Field(0.1, ge=0.0)
+    first_k: int = Field(8, ge=0)
+    min_agree_ratio: float = Field(1.0, ge=0.0, le=1.0)
+    max_near_tie_ratio: float = Field(0.5, ge=0.0, le=1.0)
+    exact: bool = False
+    seed: int = Field(0, ge=0)
+    api: Annotated[str, check(lambda a: a in APIS, lambda a: (
+        f"{a!r}: parity needs token ids and logprobs: {' or '.join(repr(x) for x in APIS)}"))] \
+        = "generate"
+    source: Annotated[str, check(lambda s: s in ("natural", "random_ids"),
+                                 lambda s: f"{s!r} is not 'natural' or 'random_ids'")] \
+        = "natural"
+
+    @model_validator(mode="after")
+    def _two_servers(self) -> ParityTable:
+        if self.profile == self.reference_profile:
+            raise problem("reference_profile", (
+                f"is the same profile as 'profile' ({self.profile!r}): parity compares a "
+                "speculative server with a plain one"))
+        return self
+
+
 def parse_parity(name: str, t: Table, base: ParityConfig | None = None) -> ParityConfig:
     """``[evals.<name>]`` with ``kind = "parity"``; with ``base``, a per-target override."""
-
-    def d(key: str, fallback: Any = REQUIRED) -> Any:
-        return getattr(base, key) if base is not None else fallback
-
-    kind = t.string("kind", d("kind", "parity"))
-    if kind != "parity":
-        t.fail("kind", f"{kind!r}: this table is read as a parity evaluation")
-    c = ParityConfig(
-        name=name, kind=kind,
-        profile=t.string("profile", d("profile")),
-        reference_profile=t.string("reference_profile", d("reference_profile")),
-        prompts=t.number("prompts", d("prompts", 16), integer=True, minimum=1, maximum=100_000),
-        hypothesis_examples=t.number("hypothesis_examples", d("hypothesis_examples", 20),
-                                     integer=True, minimum=0, maximum=100_000),
-        max_tokens=t.number("max_tokens", d("max_tokens", 32), integer=True, minimum=1,
-                            maximum=100_000),
-        top_logprobs=t.number("top_logprobs", d("top_logprobs", 5), integer=True, minimum=1,
-                              maximum=100),
-        tolerance=float(t.number("tolerance", d("tolerance", 0.1), minimum=0.0)),
-        first_k=t.number("first_k", d("first_k", 8), integer=True, minimum=0),
-        min_agree_ratio=float(t.number("min_agree_ratio", d("min_agree_ratio", 1.0),
-                                       minimum=0.0, maximum=1.0)),
-        max_near_tie_ratio=float(t.number("max_near_tie_ratio", d("max_near_tie_ratio", 0.5),
-                                          minimum=0.0, maximum=1.0)),
-        exact=t.boolean("exact", d("exact", False)),
-        seed=t.number("seed", d("seed", 0), integer=True, minimum=0),
-        api=t.string("api", d("api", "generate")),
-        source=t.string("source", d("source", "natural")),
-    )
-    if c.api not in APIS:
-        t.fail("api", f"{c.api!r}: parity needs token ids and logprobs: "
-                      f"{' or '.join(repr(a) for a in APIS)}")
-    if c.source not in ("natural", "random_ids"):
-        t.fail("source", f"{c.source!r} is not 'natural' or 'random_ids'")
-    if c.profile == c.reference_profile:
-        t.fail("reference_profile", f"is the same profile as 'profile' ({c.profile!r}): "
-                                    "parity compares a speculative server with a plain one")
-    t.done()
-    return c
+    table = validate(ParityTable, t, override_of(ParityTable, base, t.data))
+    return ParityConfig(name=name, **table.model_dump())

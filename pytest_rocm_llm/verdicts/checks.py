@@ -13,9 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pytest_rocm_llm.config.toml import REQUIRED, Table
+from pydantic import Field, ValidationInfo, model_validator
+
+from pytest_rocm_llm.config.fields import check
+from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.performance.records import RequestRecord
@@ -105,105 +108,117 @@ class Check:
         return Gate(kind, self.baseline_alpha, self.baseline_tolerance)  # type: ignore[arg-type]
 
 
-def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
-                base: Check | None = None, evals: Mapping[str, Any] | None = None) -> Check:
-    def d(key: str, fallback: object = REQUIRED) -> object:
-        return getattr(base, key) if base is not None else fallback
+class CheckTable(TomlTable):
+    """``[checks.<name>]`` as written in suite.toml. Validated with the suite's workloads and
+    evaluations as context (``workloads``, ``evals``), which a check must name."""
 
-    evals = evals or {}
-    workload = t.string("workload", d("workload", None))
-    evaluation = t.string("eval", d("eval", None))
-    if (workload is None) == (evaluation is None):
-        t.fail(None, "a check reads either a workload (workload = ...) or an evaluation "
-                     "(eval = ...), one of them")
-    if workload is not None and workload not in workloads:
-        t.fail("workload", f"{workload!r} is not a workload ({', '.join(workloads) or 'none'})")
-    if evaluation is not None and evaluation not in evals:
-        t.fail("eval", f"{evaluation!r} is not an evaluation ({', '.join(evals) or 'none'})")
-    metric = t.string("metric", d("metric"))
-    if workload is not None and metric not in UNITS:
-        t.fail("metric", f"{metric!r} is not a metric; metrics: {', '.join(UNITS)}")
-    if evaluation is not None:
+    workload: str | None = None
+    eval: str | None = None
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    source: str = ""
+    description: str = ""
+    baseline: Annotated[str, check(lambda b: b == "" or b in BASELINE_GATES, lambda b: (
+        f"{b!r} is not a gate ({', '.join(BASELINE_GATES)})"))] = ""
+    baseline_alpha: float = Field(0.01, gt=0, le=0.5)
+    baseline_tolerance: float = Field(0.0, ge=0.0, le=10.0)
+    reference_score: float | None = Field(None, ge=0.0, le=1.0)
+    alpha: float = Field(0.01, gt=0, le=0.5)
+    allowance: float = Field(0.0, ge=0.0, le=1.0)
+    relative_to: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self, info: ValidationInfo) -> CheckTable:
+        context = info.context or {}
+        _references(self, context.get("workloads", {}), context.get("evals", {}))
+        return self
+
+
+def _references(c: CheckTable, workloads: Mapping[str, Workload],
+                evals: Mapping[str, Any]) -> None:
+    """What a check names must exist and be able to produce its metric and floor."""
+    if (c.workload is None) == (c.eval is None):
+        raise problem(None, "a check reads either a workload (workload = ...) or an "
+                            "evaluation (eval = ...), one of them")
+    if c.workload is not None and c.workload not in workloads:
+        raise problem("workload", f"{c.workload!r} is not a workload "
+                                  f"({', '.join(workloads) or 'none'})")
+    if c.eval is not None and c.eval not in evals:
+        raise problem("eval", f"{c.eval!r} is not an evaluation ({', '.join(evals) or 'none'})")
+    if c.workload is not None and c.metric not in UNITS:
+        raise problem("metric", f"{c.metric!r} is not a metric; metrics: {', '.join(UNITS)}")
+    if c.eval is not None:
         from pytest_rocm_llm.config.evals import metric_known, metrics_of
 
-        kind = evals[evaluation].kind
-        if not metric_known(kind, metric):
-            t.fail("metric", f"{metric!r} is not a metric of a {kind} evaluation; "
-                             f"metrics: {metrics_of(kind)}")
-    relative_to = t.string("relative_to", d("relative_to", None))
-    if relative_to is not None:
-        _relative(t, workload, relative_to, workloads, metric)
-    c = Check(
-        name=name, workload=workload, eval=evaluation, metric=metric,
-        min=t.number("min", d("min", None)), max=t.number("max", d("max", None)),
-        source=t.string("source", d("source", "")),
-        description=t.string("description", d("description", "")),
-        baseline=t.string("baseline", d("baseline", "")),
-        baseline_alpha=t.number("baseline_alpha", d("baseline_alpha", 0.01), minimum=0,
-                                exclusive_minimum=True, maximum=0.5),
-        baseline_tolerance=t.number("baseline_tolerance", d("baseline_tolerance", 0.0),
-                                    minimum=0.0, maximum=10.0),
-        reference_score=t.number("reference_score", d("reference_score", None), minimum=0.0,
-                                 maximum=1.0),
-        alpha=t.number("alpha", d("alpha", 0.01), minimum=0, exclusive_minimum=True,
-                       maximum=0.5),
-        allowance=t.number("allowance", d("allowance", 0.0), minimum=0.0, maximum=1.0),
-        relative_to=relative_to,
-    )
+        kind = evals[c.eval].kind
+        if not metric_known(kind, c.metric):
+            raise problem("metric", f"{c.metric!r} is not a metric of a {kind} evaluation; "
+                                    f"metrics: {metrics_of(kind)}")
+    if c.relative_to is not None:
+        _relative(c.workload, c.relative_to, workloads, c.metric)
     if c.reference_score is not None and c.eval is None:
-        t.fail("reference_score", "a binomial floor needs an evaluation (eval = ...)")
-    if c.baseline and c.baseline not in BASELINE_GATES:
-        t.fail("baseline", f"{c.baseline!r} is not a gate ({', '.join(BASELINE_GATES)})")
+        raise problem("reference_score", "a binomial floor needs an evaluation (eval = ...)")
     if c.min is None and c.max is None and c.reference_score is None:
-        t.fail(None, "a check needs min (a floor), max (a ceiling) or reference_score (a "
-                     "binomial floor around a published score)")
+        raise problem(None, "a check needs min (a floor), max (a ceiling) or reference_score "
+                            "(a binomial floor around a published score)")
     if not c.source:
-        t.fail("source", "say where the number comes from (a publication, a measurement)")
-    if workload is not None and metric == "saturation_rate":
-        _saturation_floor(t, workload, workloads[workload], c.min)
-    if workload is not None and metric == "capacity_output_tok_s":
-        _capacity_floor(t, workload, workloads[workload], c.min)
-    t.done()
-    return c
+        raise problem("source", "say where the number comes from (a publication, a "
+                                "measurement)")
+    if c.workload is not None and c.metric == "saturation_rate":
+        _saturation_floor(c.workload, workloads[c.workload], c.min)
+    if c.workload is not None and c.metric == "capacity_output_tok_s":
+        _capacity_floor(c.workload, workloads[c.workload], c.min)
 
 
-def _relative(t: Table, name: str | None, ref: str, workloads: Mapping[str, Workload],
+def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
+                base: Check | None = None, evals: Mapping[str, Any] | None = None) -> Check:
+    """A check from its table; with ``base``, a per-target override of some fields."""
+    table = validate(CheckTable, t, override_of(CheckTable, base, t.data),
+                     context={"workloads": workloads, "evals": evals or {}})
+    return Check(name=name, **table.model_dump())
+
+
+def _relative(name: str | None, ref: str, workloads: Mapping[str, Workload],
               metric: str) -> None:
     if name is None:
-        t.fail("relative_to", "a relative check compares two workloads' speeds; an evaluation "
-                              "has none (read a workload with workload = ...)")
+        raise problem("relative_to", "a relative check compares two workloads' speeds; an "
+                                     "evaluation has none (read a workload with workload = ...)")
     if ref not in workloads:
-        t.fail("relative_to", f"{ref!r} is not a workload ({', '.join(workloads)})")
+        raise problem("relative_to", f"{ref!r} is not a workload ({', '.join(workloads)})")
     if ref == name:
-        t.fail("relative_to", f"{name!r} relative to itself is 1 by definition; name the "
-                              "workload it must beat (e.g. the same sizes without speculation)")
+        raise problem("relative_to", f"{name!r} relative to itself is 1 by definition; name the "
+                                     "workload it must beat (e.g. the same sizes without "
+                                     "speculation)")
     # Runs of different kinds measure different things (one stream against a loaded
     # server), so their ratio would say nothing about the feature that differs.
     mine, theirs = workloads[name].kind, workloads[ref].kind
     if mine != theirs:
-        t.fail("relative_to", f"{ref!r} is a {theirs} workload and {name!r} a {mine} one; "
-                              f"a ratio compares runs of the same kind: name a {mine} workload")
+        raise problem("relative_to", f"{ref!r} is a {theirs} workload and {name!r} a {mine} "
+                                     f"one; a ratio compares runs of the same kind: name a "
+                                     f"{mine} workload")
     if metric not in SPEED_METRICS:
-        t.fail("metric", f"{metric!r} is not a speed; a relative check (relative_to = ...) "
-                         f"compares speeds: {', '.join(SPEED_METRICS)}")
+        raise problem("metric", f"{metric!r} is not a speed; a relative check (relative_to = "
+                                f"...) compares speeds: {', '.join(SPEED_METRICS)}")
 
 
-def _saturation_floor(t: Table, name: str, w: Workload, floor: float | None) -> None:
+def _saturation_floor(name: str, w: Workload, floor: float | None) -> None:
     if w.kind != "rate_sweep":
-        t.fail("metric", f"saturation_rate is measured by a rate_sweep workload; {name!r} is a "
-                         f"{w.kind}")
+        raise problem("metric", f"saturation_rate is measured by a rate_sweep workload; "
+                                f"{name!r} is a {w.kind}")
     # A node that cannot hold the first step reads 0 (below every offered rate): against a
     # floor under that step it may still have held the floor, so the verdict would be a guess.
     if floor is not None and w.rates and floor < w.rates[0]:
-        t.fail("min", f"a saturation floor of {floor:g} req/s is below the sweep's first rate "
-                      f"{w.rates[0]:g} req/s, so a node failing that step cannot be judged "
-                      f"against it; start workloads.{name}.rates at or below the floor")
+        raise problem("min", f"a saturation floor of {floor:g} req/s is below the sweep's first "
+                             f"rate {w.rates[0]:g} req/s, so a node failing that step cannot be "
+                             f"judged against it; start workloads.{name}.rates at or below the "
+                             "floor")
 
 
-def _capacity_floor(t: Table, name: str, w: Workload, floor: float | None) -> None:
+def _capacity_floor(name: str, w: Workload, floor: float | None) -> None:
     if w.kind != "rate_sweep":
-        t.fail("metric", f"capacity_output_tok_s is the best step of a rate_sweep workload; "
-                         f"{name!r} is a {w.kind}")
+        raise problem("metric", f"capacity_output_tok_s is the best step of a rate_sweep "
+                                f"workload; {name!r} is a {w.kind}")
     if floor is None or not w.rates:
         return
     # A step that keeps up offers rate x output tokens and shows about that in steady state
@@ -211,17 +226,18 @@ def _capacity_floor(t: Table, name: str, w: Workload, floor: float | None) -> No
     # whatever the node sustains.
     top, low = w.rates[-1] * w.output_tokens, w.rates[0] * w.output_tokens
     if top <= floor:
-        t.fail("min", f"a capacity floor of {floor:g} tok/s is out of reach of the sweep: its "
-                      f"last step offers {w.rates[-1]:g} req/s x {w.output_tokens} tokens = "
-                      f"{top:g} tok/s; add a rate above {floor / w.output_tokens:.3g} req/s "
-                      f"to workloads.{name}.rates")
+        raise problem("min", f"a capacity floor of {floor:g} tok/s is out of reach of the sweep: "
+                             f"its last step offers {w.rates[-1]:g} req/s x {w.output_tokens} "
+                             f"tokens = {top:g} tok/s; add a rate above "
+                             f"{floor / w.output_tokens:.3g} req/s to workloads.{name}.rates")
     # A node that cannot hold the first step reads 0; were that step above the floor, the
     # node might still sustain the floor at a lower rate, so 0 would not be a verdict.
     if low > floor:
-        t.fail("min", f"a capacity floor of {floor:g} tok/s is below the sweep's first step "
-                      f"({w.rates[0]:g} req/s x {w.output_tokens} tokens = {low:g} tok/s), so "
-                      f"a node failing that step cannot be judged against it; start "
-                      f"workloads.{name}.rates at or below {floor / w.output_tokens:.3g} req/s")
+        raise problem("min", f"a capacity floor of {floor:g} tok/s is below the sweep's first "
+                             f"step ({w.rates[0]:g} req/s x {w.output_tokens} tokens = "
+                             f"{low:g} tok/s), so a node failing that step cannot be judged "
+                             f"against it; start workloads.{name}.rates at or below "
+                             f"{floor / w.output_tokens:.3g} req/s")
 
 
 def _failed(recs: Sequence[RequestRecord]) -> str | None:

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pytest_rocm_llm.config.toml import REQUIRED, Table
+from pydantic import Field
+
+from pytest_rocm_llm.config.fields import StrList, check, matches, one_of
+from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, validate
 from pytest_rocm_llm.correctness.accuracy.items import Item
 
 KINDS = ("gsm8k", "arithmetic", "gpqa", "tau2")
@@ -58,61 +61,75 @@ class AccuracyConfig:
     timeout_s: float = 6 * 3600.0
 
 
+class _Accuracy(TomlTable):
+    """Keys every accuracy kind reads; each kind's model adds its own and its defaults."""
+
+    kind: str
+    profile: str | None = None
+    limit: int | None = Field(None, ge=1, le=10_000_000)
+    concurrency: int = Field(8, ge=1, le=4096)
+    max_tokens: int = Field(512, ge=1, le=1_000_000)
+    seed: int = Field(0, ge=0)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    scoring: Annotated[str, one_of(SCORINGS)] = "flexible"
+    request_timeout_s: float = Field(600.0, gt=0, le=86400)
+    description: str = ""
+
+
+def _default(kind: str, key: str, **bounds: Any) -> Any:
+    return Field(DEFAULTS[kind][key], **bounds)
+
+
+class Gsm8kTable(_Accuracy):
+    kind: Literal["gsm8k"] = "gsm8k"
+    shots: int = _default("gsm8k", "shots", ge=0, le=64)
+    max_tokens: int = _default("gsm8k", "max_tokens", ge=1, le=1_000_000)
+
+
+class ArithmeticTable(_Accuracy):
+    kind: Literal["arithmetic"] = "arithmetic"
+    shots: int = _default("arithmetic", "shots", ge=0, le=64)
+    max_tokens: int = _default("arithmetic", "max_tokens", ge=1, le=1_000_000)
+    limit: int | None = _default("arithmetic", "limit", ge=1, le=10_000_000)
+    max_steps: int = Field(2, ge=1, le=2)
+
+
+class GpqaTable(_Accuracy):
+    kind: Literal["gpqa"] = "gpqa"
+    max_tokens: int = _default("gpqa", "max_tokens", ge=1, le=1_000_000)
+    scoring: Annotated[str, one_of(SCORINGS)] = DEFAULTS["gpqa"]["scoring"]
+
+
+class Tau2Table(_Accuracy):
+    kind: Literal["tau2"] = "tau2"
+    max_tokens: int = _default("tau2", "max_tokens", ge=1, le=1_000_000)
+    scoring: Annotated[str, one_of(SCORINGS)] = DEFAULTS["tau2"]["scoring"]
+    domain: Annotated[str, matches(r"[A-Za-z0-9_]+")]
+    num_trials: int = Field(1, ge=1, le=100)
+    user_model: str | None = None
+    user_base_url: Annotated[str | None, matches(r"https?://\S+")] = None
+    tau2_command: Annotated[StrList, check(bool, lambda _: 'must name the tau2 command, '
+                                                         'e.g. ["tau2"]')] = ("tau2",)
+    timeout_s: float = Field(6 * 3600.0, gt=0)
+
+
+# kind -> its table: a new accuracy kind is one model here, no branch elsewhere.
+TABLES: dict[str, type[_Accuracy]] = {
+    "gsm8k": Gsm8kTable, "arithmetic": ArithmeticTable, "gpqa": GpqaTable, "tau2": Tau2Table}
+
+
 def parse_accuracy(name: str, t: Table, base: AccuracyConfig | None = None) -> AccuracyConfig:
     """An accuracy eval from its table; with ``base``, a per-target override of some fields."""
-
-    kind = t.string("kind", base.kind if base is not None else REQUIRED)
-    if kind not in KINDS:
+    kind = t.data.get("kind", base.kind if base is not None else None)
+    if kind is None:
+        t.fail("kind", "is required but missing")
+    if kind not in TABLES:
         t.fail("kind", f"{kind!r} is not an accuracy eval kind ({', '.join(KINDS)})")
     if base is not None and kind != base.kind:
         t.fail("kind", f"a target override cannot change the kind ({base.kind} -> {kind})")
-    defaults = DEFAULTS[kind]
-
-    def d(key: str, fallback: Any = REQUIRED) -> Any:
-        if base is not None:
-            return getattr(base, key)
-        return defaults.get(key, fallback)
-
-    fields: dict[str, Any] = dict(
-        name=name,
-        kind=kind,
-        profile=t.string("profile", d("profile", None)),
-        limit=t.number("limit", d("limit", None), integer=True, minimum=1, maximum=10_000_000),
-        concurrency=t.number("concurrency", d("concurrency", 8), integer=True, minimum=1,
-                             maximum=4096),
-        max_tokens=t.number("max_tokens", d("max_tokens"), integer=True, minimum=1,
-                            maximum=1_000_000),
-        seed=t.number("seed", d("seed", 0), integer=True, minimum=0),
-        temperature=t.number("temperature", d("temperature", 0.0), minimum=0.0, maximum=2.0),
-        scoring=t.string("scoring", d("scoring")),
-        request_timeout_s=t.number("request_timeout_s", d("request_timeout_s", 600.0),
-                                   minimum=0, exclusive_minimum=True, maximum=86400),
-        description=t.string("description", d("description", "")),
-    )
-    if fields["scoring"] not in SCORINGS:
-        t.fail("scoring", f"{fields['scoring']!r} is not one of {', '.join(SCORINGS)}")
-    # Kind-specific keys are read only for their kind: elsewhere t.done() rejects them.
-    if kind in ("gsm8k", "arithmetic"):
-        fields["shots"] = t.number("shots", d("shots"), integer=True, minimum=0, maximum=64)
-    if kind == "arithmetic":
-        fields["max_steps"] = t.number("max_steps", d("max_steps", 2), integer=True,
-                                       minimum=1, maximum=2)
-    if kind == "tau2":
-        fields.update(
-            domain=t.string("domain", d("domain"), pattern=r"[A-Za-z0-9_]+"),
-            num_trials=t.number("num_trials", d("num_trials", 1), integer=True, minimum=1,
-                                maximum=100),
-            user_model=t.string("user_model", d("user_model", None)),
-            user_base_url=t.string("user_base_url", d("user_base_url", None),
-                                   pattern=r"https?://\S+"),
-            tau2_command=t.str_list("tau2_command", d("tau2_command", ("tau2",))),
-            timeout_s=t.number("timeout_s", d("timeout_s", 6 * 3600.0), minimum=0,
-                               exclusive_minimum=True),
-        )
-        if not fields["tau2_command"]:
-            t.fail("tau2_command", "must name the tau2 command, e.g. [\"tau2\"]")
-    t.done()
-    return AccuracyConfig(**fields)
+    schema = TABLES[kind]
+    table = validate(schema, t, {"kind": kind, **override_of(schema, base, t.data)})
+    return AccuracyConfig(name=name, **table.model_dump())
 
 
 def build_items(config: AccuracyConfig, data_dir: Path | None, gpqa_csv: Path | None = None,
