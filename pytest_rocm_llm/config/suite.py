@@ -1,7 +1,8 @@
 """suite.toml: a suite as data (model, engine, server profiles, per-target overrides).
 
-Parsed with the standard library's tomllib and validated into frozen objects; any problem is a
-``ConfigError`` naming the file and the dotted key.
+Parsed with the standard library's tomllib, validated by pydantic models (``SuiteFile`` and
+the models of each table) into frozen objects; any problem is a ``ConfigError`` naming the
+file and the dotted key.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
 
 from pytest_rocm_llm.config.evals import parse_eval, profiles_of
+from pytest_rocm_llm.config.fields import StrList, each_one_of, matches, one_of
 from pytest_rocm_llm.config.targets import TARGETS, FlagValue, Target
-from pytest_rocm_llm.config.toml import Table
+from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
 from pytest_rocm_llm.config.workload import Workload, parse_workload
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.serving.context_limits import check_suite as check_long_context_fits
@@ -137,154 +141,189 @@ class Suite:
         return [p for p in self.profiles if self.engine_of(p) == engine]
 
 
-def _flags(table: Table) -> Mapping[str, FlagValue]:
+def _flags(flags: dict[str, Any]) -> Mapping[str, FlagValue]:
     out: dict[str, FlagValue] = {}
-    for name, value in table.raw().items():
+    for name, value in flags.items():
         if name.startswith("-"):
-            table.fail(name, f"write flags without the leading dashes: '{name.lstrip('-')}'")
+            raise problem(name, f"write flags without the leading dashes: '{name.lstrip('-')}'")
         if not re.fullmatch(_FLAG, name):
-            table.fail(name, "a flag name is lowercase letters, digits and dashes")
+            raise problem(name, "a flag name is lowercase letters, digits and dashes")
         if isinstance(value, list):
             if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
                        for v in value):
-                table.fail(name, f"a list flag takes strings or numbers, got {value!r}")
+                raise problem(name, f"a list flag takes strings or numbers, got {value!r}")
             out[name] = tuple(str(v) for v in value)
         elif isinstance(value, (bool, int, float, str)):
             out[name] = value
         else:
-            table.fail(name, f"a flag value is a string, number, boolean or array, got {value!r}")
+            raise problem(name, f"a flag value is a string, number, boolean or array, got "
+                                f"{value!r}")
     return MappingProxyType(out)
 
 
-def _env(table: Table) -> Mapping[str, str]:
+def _env(env: dict[str, Any]) -> Mapping[str, str]:
     out: dict[str, str] = {}
-    for name, value in table.raw().items():
+    for name, value in env.items():
         if not re.fullmatch(_ENV, name):
-            table.fail(name, "not a valid environment variable name")
+            raise problem(name, "not a valid environment variable name")
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            table.fail(name, f"an environment value is a string or number, got {value!r}")
+            raise problem(name, f"an environment value is a string or number, got {value!r}")
         out[name] = str(value)
     return MappingProxyType(out)
 
 
-def _profile(name: str, t: Table, with_engine: bool = True) -> Profile:
-    desc = t.string("description", "")
-    # Per-target overrides change flags and env only: the engine is the profile's.
-    engine = t.string("engine", None) if with_engine else None
-    if engine is not None and engine not in ENGINES:
-        t.fail("engine", f"{engine!r} is not a supported engine ({', '.join(ENGINES)})")
-    flags = _flags(t.table("flags"))
-    env = _env(t.table("env"))
-    t.done()
-    return Profile(name, desc, flags, env, engine)
+Flags = Annotated[dict[str, Any], AfterValidator(_flags)]
+Env = Annotated[dict[str, Any], AfterValidator(_env)]
 
 
-def _model(t: Table, default: ModelSpec | None = None) -> ModelSpec:
-    d = default
-    spec = ModelSpec(
-        id=t.string("id") if d is None else t.string("id", d.id),
-        served_name=t.string("served_name", d.served_name if d else None) or "",
-        path=t.string("path", d.path if d else None),
-        path_env=t.string("path_env", d.path_env if d else None, pattern=_ENV),
-        reference=t.string("reference", d.reference if d else None),
-    )
-    if not spec.served_name:
-        spec = ModelSpec(spec.id, spec.id.rsplit("/", 1)[-1].lower(), spec.path,
-                         spec.path_env, spec.reference)
-    t.done()
-    return spec
+class ProfileOverride(TomlTable):
+    """``[targets.<t>.profiles.<p>]``: flags and env only; the engine is the profile's."""
+
+    description: str = ""
+    flags: Flags = Field(default_factory=dict)
+    env: Env = Field(default_factory=dict)
+
+
+class ProfileTable(ProfileOverride):
+    """``[profiles.<p>]``."""
+
+    engine: Annotated[str | None, one_of(ENGINES, "a supported engine")] = None
+
+
+class ModelTable(TomlTable):
+    """``[model]`` (and ``[targets.<t>.model]`` over it)."""
+
+    id: str
+    served_name: str | None = None
+    path: str | None = None
+    path_env: Annotated[str | None, matches(_ENV)] = None
+    reference: str | None = None
+
+
+def _has_profiles(profiles: dict[str, ProfileTable]) -> dict[str, ProfileTable]:
+    if not profiles:
+        raise problem(None, "define at least one profile, e.g. [profiles.default]")
+    for name in profiles:
+        if not re.fullmatch(_NAME, name):
+            raise problem(name, "a profile name is letters, digits, '_', '.' and '-'")
+    return profiles
+
+
+class SuiteSection(TomlTable):
+    """``[suite]``."""
+
+    name: Annotated[str | None, matches(_NAME)] = None  # None: the directory's name
+    description: str = ""
+    engine: Annotated[str, one_of(ENGINES, "a supported engine")] = "sglang"
+    targets: Annotated[StrList, each_one_of(tuple(TARGETS))] = tuple(TARGETS)
+    default_profile: str | None = None
+
+
+class TargetTable(TomlTable):
+    """``[targets.<t>]``: that target's overrides of the suite's tables."""
+
+    model: dict[str, Any] | None = None
+    profiles: dict[str, ProfileOverride] = Field(default_factory=dict)
+    workloads: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    evals: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class SuiteFile(TomlTable):
+    """A whole suite.toml. Workloads, evaluations and checks are validated one by one after
+    it (each by its kind's model), since checks name workloads and evaluations."""
+
+    suite: SuiteSection
+    model: ModelTable
+    profiles: Annotated[dict[str, ProfileTable], AfterValidator(_has_profiles)]
+    workloads: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    evals: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    targets: dict[str, TargetTable] = Field(default_factory=dict)
+
+
+def _profile(name: str, t: ProfileOverride) -> Profile:
+    return Profile(name, t.description, MappingProxyType(dict(t.flags)),
+                   MappingProxyType(dict(t.env)), getattr(t, "engine", None))
+
+
+def _model(t: ModelTable) -> ModelSpec:
+    return ModelSpec(t.id, t.served_name or t.id.rsplit("/", 1)[-1].lower(), t.path,
+                     t.path_env, t.reference)
 
 
 def _overrides(table: Table, what: str, known: Mapping[str, Any],
                parse: Callable[[str, Table], Any]) -> dict[str, Any]:
-    """A target's partial overrides of named workloads or checks."""
+    """A target's partial overrides of named workloads, evaluations or checks."""
     out = {}
-    for name, sub in table.subtables():
+    for name in table.data:
         if name not in known:
             table.fail(name, f"overrides a {what} that does not exist "
                              f"({', '.join(known) or 'none'})")
-        out[name] = parse(name, sub)
-    table.done()
+        out[name] = parse(name, table.sub(name))
     return out
+
+
+def _not_a_profile(t: Table, key: str, name: str | None, profiles: Mapping[str, Any]) -> None:
+    if name not in (None, *profiles):
+        t.fail(key, f"{name!r} is not a profile ({', '.join(profiles)})")
 
 
 def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
     root = Table(data, file)
-    s = root.table("suite", required=True)
-    name = s.string("name", file.parent.name, pattern=_NAME)
-    description = s.string("description", "")
-    engine = s.string("engine", "sglang")
-    if engine not in ENGINES:
-        s.fail("engine", f"{engine!r} is not a supported engine ({', '.join(ENGINES)})")
-    targets = s.str_list("targets", tuple(TARGETS), choices=tuple(TARGETS))
-    default_profile = s.string("default_profile", None)
-    s.done()
-
-    model = _model(root.table("model", required=True))
-
-    profiles_t = root.table("profiles", required=True)
-    profiles = {n: _profile(n, t) for n, t in profiles_t.subtables()}
-    if not profiles:
-        profiles_t.fail(None, "define at least one profile, e.g. [profiles.default]")
-    for n in profiles:
-        if not re.fullmatch(_NAME, n):
-            profiles_t.fail(n, "a profile name is letters, digits, '_', '.' and '-'")
-    if default_profile is None:
-        default_profile = next(iter(profiles))
-    elif default_profile not in profiles:
-        s.fail("default_profile", f"{default_profile!r} is not a profile ({', '.join(profiles)})")
+    f = validate(SuiteFile, root)
+    s = root.sub("suite")
+    profiles = {n: _profile(n, t) for n, t in f.profiles.items()}
+    default_profile = f.suite.default_profile or next(iter(profiles))
+    _not_a_profile(s, "default_profile", default_profile, profiles)
+    model = _model(f.model)
 
     workloads: dict[str, Workload] = {}
-    wt = root.table("workloads")
-    for wname, wtab in wt.subtables():
-        workloads[wname] = parse_workload(wname, wtab)
-        if workloads[wname].profile not in (None, *profiles):
-            wtab.fail("profile", f"{workloads[wname].profile!r} is not a profile "
-                                 f"({', '.join(profiles)})")
+    wt = root.sub("workloads")
+    for wname in f.workloads:
+        workloads[wname] = parse_workload(wname, wt.sub(wname))
+        _not_a_profile(wt.sub(wname), "profile", workloads[wname].profile, profiles)
     evals: dict[str, Any] = {}
-    for ename, etab in root.table("evals").subtables():
-        evals[ename] = parse_eval(ename, etab)
+    et = root.sub("evals")
+    for ename in f.evals:
+        evals[ename] = parse_eval(ename, et.sub(ename))
         for p in profiles_of(evals[ename]):
-            if p not in (None, *profiles):
-                etab.fail("profile", f"{p!r} is not a profile ({', '.join(profiles)})")
-    checks: dict[str, Check] = {}
-    for cname, ctab in root.table("checks").subtables():
-        checks[cname] = parse_check(cname, ctab, workloads, None, evals)
+            _not_a_profile(et.sub(ename), "profile", p, profiles)
+    ct = root.sub("checks")
+    checks = {c: parse_check(c, ct.sub(c), workloads, None, evals) for c in f.checks}
 
     target_models: dict[str, ModelSpec] = {}
     target_profiles: dict[str, dict[str, Profile]] = {}
     target_workloads: dict[str, dict[str, Workload]] = {}
     target_checks: dict[str, dict[str, Check]] = {}
     target_evals: dict[str, dict[str, Any]] = {}
-    for tname, tt in root.table("targets").subtables():
+    for tname, target in f.targets.items():
         if tname not in TARGETS:
             root.fail(f"targets.{tname}", f"unknown target; targets: {', '.join(TARGETS)}")
-        if "model" in tt.data:
-            target_models[tname] = _model(tt.table("model"), model)
-        per: dict[str, Profile] = {}
-        pt = tt.table("profiles")
-        for pname, ptab in pt.subtables():
+        tt = root.sub("targets").sub(tname)
+        if target.model is not None:
+            mt = tt.sub("model")
+            target_models[tname] = _model(validate(ModelTable, mt, override_of(
+                ModelTable, model, mt.data)))
+        for pname in target.profiles:
             if pname not in profiles:
-                pt.fail(pname, f"overrides a profile that does not exist ({', '.join(profiles)})")
-            per[pname] = _profile(pname, ptab, with_engine=False)
-        pt.done()
-        target_profiles[tname] = per
+                tt.sub("profiles").fail(pname, f"overrides a profile that does not exist "
+                                               f"({', '.join(profiles)})")
+        target_profiles[tname] = {n: _profile(n, p) for n, p in target.profiles.items()}
         target_workloads[tname] = _overrides(
-            tt.table("workloads"), "workload", workloads,
+            tt.sub("workloads"), "workload", workloads,
             lambda n, t: parse_workload(n, t, workloads[n]))
         target_evals[tname] = _overrides(
-            tt.table("evals"), "evaluation", evals, lambda n, t: parse_eval(n, t, evals[n]))
+            tt.sub("evals"), "evaluation", evals, lambda n, t: parse_eval(n, t, evals[n]))
         target_checks[tname] = _overrides(
-            tt.table("checks"), "check", checks,
+            tt.sub("checks"), "check", checks,
             lambda n, t: parse_check(n, t, workloads, checks[n], evals))
-        tt.done()
-    root.done()
     suite = Suite(
-        name=name,
+        name=f.suite.name or file.parent.name,
         file=file,
-        description=description,
-        engine=engine,
-        targets=targets,
+        description=f.suite.description,
+        engine=f.suite.engine,
+        targets=f.suite.targets,
         model=model,
         profiles=MappingProxyType(profiles),
         default_profile=default_profile,

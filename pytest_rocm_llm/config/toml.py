@@ -20,7 +20,13 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from pytest_rocm_llm.errors import ConfigError
@@ -176,16 +182,20 @@ class TomlTable(BaseModel):
     # Keys a table accepts that are not fields (none by default).
     extra_keys: ClassVar[tuple[str, ...]] = ()
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _known_keys(cls, data: Any) -> Any:
-        # Before pydantic's own extra check, so the message can list what is known.
-        if isinstance(data, dict):
-            known = [*cls.model_fields, *cls.extra_keys]
-            unknown = sorted(k for k in data if k not in known)
-            if unknown:
-                raise problem(unknown[0], f"unknown key; known keys here: {', '.join(known)}")
-        return data
+    def _known_keys(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        # Missing and mistyped keys are reported first (an unknown key is often the missing
+        # one misspelt, and "required but missing" says more); then the first unknown key,
+        # with the keys this table knows.
+        if not isinstance(data, dict):
+            return handler(data)
+        known = [*cls.model_fields, *cls.extra_keys]
+        unknown = sorted(k for k in data if k not in known)
+        model = handler({k: v for k, v in data.items() if k in known})
+        if unknown:
+            raise problem(unknown[0], f"unknown key; known keys here: {', '.join(known)}")
+        return model
 
 
 def _describe(err: Mapping[str, Any]) -> str:
