@@ -225,6 +225,8 @@ def _describe(err: Mapping[str, Any]) -> str:
         return f"{value!r} is out of range: must be {op} {ctx[name]}"
     if kind == "string_pattern_mismatch":
         return f"{value!r} does not match {ctx['pattern']}"
+    if kind in ("list_type", "tuple_type"):
+        return f"expected an array, got {got}"
     if kind in ("dict_type", "model_type", "model_attributes_type", "dataclass_type"):
         return f"expected a table, got {got}"
     if kind == "literal_error":
@@ -232,10 +234,21 @@ def _describe(err: Mapping[str, Any]) -> str:
     return str(err["msg"])
 
 
+def _dotted(loc: tuple[int | str, ...]) -> list[str]:
+    """Key parts of an error location; an array index joins its key: ``signature[0]``."""
+    parts: list[str] = []
+    for p in loc:
+        if isinstance(p, int) and parts:
+            parts[-1] += f"[{p}]"
+        elif p != "[key]":
+            parts.append(str(p))
+    return parts
+
+
 def config_error(exc: ValidationError, where: Table) -> ConfigError:
     """The first problem pydantic found, as "<file>: key '<dotted.key>': <problem>"."""
     err = exc.errors(include_url=False)[0]
-    parts = [str(p) for p in err["loc"] if p != "[key]"]
+    parts = _dotted(err["loc"])
     key = (err.get("ctx") or {}).get("key", "") if err["type"] == "config" else ""
     if key is None:
         path = ".".join(p for p in (where.path, *parts) if p)

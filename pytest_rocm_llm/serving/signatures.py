@@ -12,7 +12,12 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import AfterValidator, Field
+
+from pytest_rocm_llm.config.fields import matches, one_of
+from pytest_rocm_llm.config.toml import Table, TomlTable, problem, validate
 from pytest_rocm_llm.errors import ConfigError
 
 BUILTIN = Path(__file__).with_name("signatures.toml")
@@ -42,34 +47,37 @@ class Hit:
                 + (f" (reported: {s.source})" if s.source else ""))
 
 
-def _parse(file: Path) -> list[Signature]:
-    from pytest_rocm_llm.config.toml import Table
+def _regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise problem("", f"not a valid regular expression: {exc}") from None
+    return text
 
+
+class SignatureTable(TomlTable):
+    """One ``[[signature]]`` entry."""
+
+    id: Annotated[str, matches(r"[a-z0-9][a-z0-9-]*")]
+    title: str
+    pattern: Annotated[str, AfterValidator(_regex)]
+    severity: Annotated[str, one_of(SEVERITIES)] = "error"
+    advice: str
+    source: str = ""
+
+
+class SignaturesFile(TomlTable):
+    signature: list[SignatureTable] = Field(default_factory=list)
+
+
+def _parse(file: Path) -> list[Signature]:
     try:
         data = tomllib.loads(file.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{file}: cannot read signatures: {exc}") from None
-    root = Table(data, file)
-    entries = root.data.get("signature", [])
-    root.raw()
-    if not isinstance(entries, list):
-        root.fail("signature", "expected [[signature]] entries")
-    out = []
-    for n, entry in enumerate(entries):
-        t = Table(entry if isinstance(entry, dict) else {}, file, f"signature[{n}]")
-        sid = t.string("id", pattern=r"[a-z0-9][a-z0-9-]*")
-        text = t.string("pattern")
-        try:
-            pattern = re.compile(text, re.IGNORECASE)
-        except re.error as exc:
-            t.fail("pattern", f"not a valid regular expression: {exc}")
-        severity = t.string("severity", "error")
-        if severity not in SEVERITIES:
-            t.fail("severity", f"{severity!r} is not one of {', '.join(SEVERITIES)}")
-        out.append(Signature(sid, t.string("title"), pattern, severity, t.string("advice"),
-                             t.string("source", "")))
-        t.done()
-    return out
+    entries = validate(SignaturesFile, Table(data, file)).signature
+    return [Signature(e.id, e.title, re.compile(e.pattern, re.IGNORECASE), e.severity,
+                      e.advice, e.source) for e in entries]
 
 
 @cache
