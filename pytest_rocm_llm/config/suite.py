@@ -98,7 +98,8 @@ class Suite:
         if check.workload is not None:
             profile = self.workload_for(check.workload, target).profile
         else:
-            profile = profiles_of(self.eval_for(check.eval, target))[0]
+            # parse_check guarantees a check reads a workload or an evaluation
+            profile = profiles_of(self.eval_for(check.eval or "", target))[0]
         return profile or self.default_profile
 
     def checks_for(self, target: Target | None) -> list[Check]:
