@@ -17,6 +17,7 @@ import pytest
 
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.plugin import allure as allure_report
+from pytest_rocm_llm.plugin.state import POOL_KEY
 from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values
 from pytest_rocm_llm.report.collector import VERDICT_PROPERTY, RunCollector
 from pytest_rocm_llm.verdicts.judge import (
@@ -228,14 +229,21 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     candidate = ctx.settings.candidate if ctx.candidate_evals is not None else None
     paired = None
     try:
+        if candidate is not None and ctx.candidate_evals is not None and any(
+                s.build == candidate.name and s.suite == ctx.suite.name
+                for s in request.config.stash[POOL_KEY].running):
+            # The candidate's server is up: its run first saves a switch (report/schedule.py)
+            ctx.candidate_evals.get(ctx.suite.name, config, lambda p=None: servers(p, candidate))
         result = evals.get(ctx.suite.name, config, servers)
         if candidate is not None and ctx.candidate_evals is not None:
             # The same items on the candidate; the stored baseline judges the candidate.
             from pytest_rocm_llm.plugin.paired_checks import paired_eval, record_outputs
 
-            base_result, base_server = result, servers(profile)
+            base_result = result
             result = ctx.candidate_evals.get(ctx.suite.name, config,
                                              lambda p=None: servers(p, candidate))
+            base_server = request.config.stash[POOL_KEY].last(
+                ctx.suite.name, profile, ctx.settings.baseline.name) or servers(profile)
             paired, outputs = paired_eval(check, base_result, result)
             if outputs is not None:
                 record_outputs(request, ctx, config.name, outputs)

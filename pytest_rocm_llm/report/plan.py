@@ -348,4 +348,28 @@ def print_plans(suites: list[Suite], target: Target, settings: Settings,
             tr.write_line(line)
         if target.name in suite.targets:
             blockers += blockers_of(suite, target, settings, report)
+        if settings.candidate is not None and target.name in suite.targets:
+            for line in _candidate_lines(suite, target, settings, progress, blockers):
+                tr.write_line(line)
     return blockers
+
+
+def _candidate_lines(suite: Suite, target: Target, settings: Settings,
+                     progress: Callable[[str], None], blockers: list[Blocker]) -> list[str]:
+    """A paired run's part of the plan: the candidate build, its own parser's verdicts and
+    the schedule of both builds' servers."""
+    from pytest_rocm_llm.report.schedule import paired_schedule
+
+    cand = settings.candidate
+    assert cand is not None
+    report = gather_flag_checks(suite, target, settings, progress, cand)
+    out = ["", f"candidate build: {cand.describe().split(': ', 1)[1]}"]
+    for name in suite.profiles:
+        out.append(f"  profile {name}: flags: "
+                   + _verdict(name, suite.engine, report.results, report.error, report.version))
+    for b in blockers_of(suite, target, settings, report):
+        if b.status is not PlanStatus.MODEL_MISSING:  # the baseline's line said it already
+            blockers.append(Blocker(b.status, f"candidate build: {b.text}"))
+    out.append("")
+    out += paired_schedule(suite, target, settings)
+    return out

@@ -4,8 +4,9 @@ stopped.
 A profile may name its own engine (the CPU reference runs speculative profiles on vLLM), so
 the engine environment, model path and flag check are prepared once per (suite, engine,
 build). A paired run serves every profile by two builds (config/builds.py); before a server of
-one build starts, the other build's servers stop: one large model fits a GPU node at a time,
-and on the CPU reference a second server would steal the cores being measured. What a server
+one build starts or serves, the other build's servers stop: one large model fits a GPU node at
+a time, and on the CPU reference a second server would steal the cores being measured (there,
+where two fit, the idle build's server is parked instead: serving/parking.py). What a server
 is launched with comes from serving/launch.py, which the plan prints from too.
 
 No pytest in here: the plugin wraps it in fixtures and maps its exceptions to outcomes.
@@ -38,6 +39,7 @@ from pytest_rocm_llm.serving.launch import (  # noqa: F401  (re-exported: caller
     model_problem,
 )
 from pytest_rocm_llm.serving.launched import EffectiveConfigMismatch, verify_launched
+from pytest_rocm_llm.serving.parking import park, resume
 from pytest_rocm_llm.serving.ports import claim_port, release_port
 from pytest_rocm_llm.serving.process import (
     LaunchSpec,
@@ -101,6 +103,8 @@ class ServerPool:
     _suites: dict[tuple[str, str, str], _SuiteState] = field(default_factory=dict)
     restarts: int = 0  # starts of a server that had run and was stopped (the schedule's cost)
     _started: set[tuple[str, str, str]] = field(default_factory=set)
+    _parked: set[tuple[str, str, str]] = field(default_factory=set)
+    _last: dict[tuple[str, str, str], LLMServer] = field(default_factory=dict)
     _hw_error: Exception | None = None
     _hw_checked: bool = False
     _ports: list[int] = field(default_factory=list)
@@ -240,6 +244,13 @@ class ServerPool:
                                 f"(profiles: {', '.join(suite.profiles)})")
         server = self._servers.get(key)
         if server is not None:
+            self._one_build(build, server.name)
+            if key in self._parked:
+                self._parked.discard(key)
+                assert server.process is not None
+                resume(server.process)
+                self.progress(f"[rocm-llm] {server.name}: continued (parked while the other "
+                              "build ran)")
             try:
                 server.check_alive()
             except ServerDied as exc:
@@ -261,7 +272,7 @@ class ServerPool:
             self._failed[key] = exc
             raise
         self._verify_effective(suite, profile, server)
-        self._servers[key] = server
+        self._servers[key] = self._last[key] = server
         if self.on_ready is not None:
             self.on_ready(server)
         return server
@@ -288,15 +299,25 @@ class ServerPool:
             self.on_ready(server)
         return server
 
-    def _make_room(self, suite: str, profile: str, build: Build) -> None:
-        launched = [k for k, srv in self._servers.items() if srv.process is not None]
-        incoming = f"{suite}/{profile}" + ("" if build.name == BASELINE else f"@{build.name}")
-        other = [k for k in launched if k[2] != build.name]
-        for key in other:  # never two builds at once (see the module's note)
-            self.progress(f"[rocm-llm] {self._servers[key].name}: stopping before {incoming} "
+    def _one_build(self, build: Build, incoming: str) -> None:
+        """Never two builds' servers running at once (see the module's note): the other
+        build's are parked where a second server fits (serving/parking.py), else stopped."""
+        for key, srv in list(self._servers.items()):
+            if key[2] == build.name or srv.process is None or key in self._parked:
+                continue
+            if self.target.max_servers >= 2 and park(srv.process):
+                self._parked.add(key)
+                self.progress(f"[rocm-llm] {srv.name}: parked (SIGSTOP) while {incoming} "
+                              "runs (one build's servers at a time)")
+                continue
+            self.progress(f"[rocm-llm] {srv.name}: stopping before {incoming} "
                           "starts (one build's servers at a time)")
             self._stop(key)
-            launched.remove(key)
+
+    def _make_room(self, suite: str, profile: str, build: Build) -> None:
+        incoming = f"{suite}/{profile}" + ("" if build.name == BASELINE else f"@{build.name}")
+        self._one_build(build, incoming)
+        launched = [k for k, srv in self._servers.items() if srv.process is not None]
         while len(launched) >= self.target.max_servers:
             key = launched.pop(0)  # least recently used
             self.progress(f"[rocm-llm] {self._servers[key].name}: stopping to make room for "
@@ -355,6 +376,9 @@ class ServerPool:
         server = self._servers.pop(key)
         if server.process is None:
             return
+        if key in self._parked:  # a stopped process acts on SIGTERM only once continued
+            self._parked.discard(key)
+            resume(server.process)
         with self.phases.measure("server-stop", server.name):
             code = server.process.stop()
         self.progress(f"[rocm-llm] {server.name}: stopped (exit {code})")
@@ -363,6 +387,11 @@ class ServerPool:
         failed = key in self._failed
         if not failed and not self.settings.keep_logs and server.log_path is not None:
             server.log_path.unlink(missing_ok=True)
+
+    def last(self, suite_name: str, profile: str, build: str) -> LLMServer | None:
+        """The server a (suite, profile, build) last had, running or not (what a report
+        describes without launching it again)."""
+        return self._last.get((suite_name, profile, build))
 
     @property
     def running(self) -> list[LLMServer]:

@@ -46,6 +46,8 @@ def test_5(llm_server): pass
 class FakeProcess:
     """Stands in for a launched server process: the policy is what is under test here."""
 
+    pid = None  # nothing to park: the pool stops it instead
+
     def __init__(self) -> None:
         self.stopped = False
 
@@ -155,3 +157,35 @@ def test_t(llm_server): pass
     assert stops == {"test_r": [], "test_plain": [],
                      "test_s": [("demo", "reference"), ("demo", "spec")],
                      "test_t": [("demo", "throughput")]}
+
+
+def test_a_parked_server_takes_no_cpu_until_continued() -> None:
+    """Parking (serving/parking.py) on a real process group: stopped, then running again."""
+    import subprocess
+    import sys
+    import time
+
+    from pytest_rocm_llm.serving.parking import park, resume
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], process_group=0)
+
+    class Proc:
+        pid = busy.pid
+        guardian = None
+
+    def state() -> str:
+        return Path(f"/proc/{busy.pid}/stat").read_text().split(") ", 1)[1][0]
+
+    try:
+        assert park(Proc())  # type: ignore[arg-type]
+        time.sleep(0.2)
+        assert state() == "T"
+        cpu = Path(f"/proc/{busy.pid}/stat").read_text().split(") ", 1)[1].split()[11]
+        time.sleep(0.5)
+        assert Path(f"/proc/{busy.pid}/stat").read_text().split(") ", 1)[1].split()[11] == cpu
+        resume(Proc())  # type: ignore[arg-type]
+        time.sleep(0.2)
+        assert state() in "RS"
+    finally:
+        busy.kill()
+        busy.wait()

@@ -1,0 +1,133 @@
+"""A paired run's schedule, as the plan shows it: which build's server starts when, how many
+restarts, and a time bound. No pytest, no server in here.
+
+It follows what a run does: the suite's checks grouped by profile (the default first, as
+plugin/collection.py orders tests), each workload's trials in the order
+performance/paired.py runs them (balanced, turned to start with the build already up), each
+evaluation on both builds, the one already up first, and one build's servers at a time: where one
+server fits (a GPU node) the other build's server stops and later restarts; where two fit
+(the CPU reference) it is parked and continued (serving/parking.py), never restarted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
+from pytest_rocm_llm.config.settings import Settings
+from pytest_rocm_llm.config.suite import Suite
+from pytest_rocm_llm.config.targets import Target
+from pytest_rocm_llm.performance.paired import oriented_order
+
+SHORT = {BASELINE: "A", CANDIDATE: "B"}
+
+
+@dataclass
+class _Sim:
+    park: bool  # the idle build's servers are parked (two fit), else stopped
+    up: dict[tuple[str, str], str] = field(default_factory=dict)  # (profile, build) -> state
+    started: set[tuple[str, str]] = field(default_factory=set)
+    starts: int = 0
+    restarts: int = 0
+    continues: int = 0
+    running: str | None = None
+
+    def use(self, profile: str, build: str) -> str:
+        """What serving on (profile, build) takes: '' (already up), start, restart or
+        continue; the other build's servers are parked or stopped."""
+        for key, state in list(self.up.items()):
+            if key[1] != build and state == "up":
+                if self.park:
+                    self.up[key] = "parked"
+                else:
+                    del self.up[key]
+        self.running = build
+        key = (profile, build)
+        state = self.up.get(key)
+        self.up[key] = "up"
+        if state == "up":
+            return ""
+        if state == "parked":
+            self.continues += 1
+            return "continue"
+        self.starts += 1
+        if key in self.started:
+            self.restarts += 1
+            return "restart"
+        self.started.add(key)
+        return "start"
+
+
+def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[str]:
+    """The plan's schedule lines for a paired run (none without a candidate)."""
+    if settings.candidate is None:
+        return []
+    checks = suite.checks_for(target)
+    rank = {name: n + 1 for n, name in enumerate(suite.profiles)}
+    rank[suite.default_profile] = 0
+    ordered = sorted(checks, key=lambda c: rank.get(suite.check_profile(c, target), 0))
+    sim = _Sim(park=target.max_servers >= 2)
+    lines: list[str] = []
+    seen: set[str] = set()
+    bound_s = 0.0
+    bounded = True
+    for check in ordered:
+        profile = suite.check_profile(check, target)
+        what = check.workload or check.eval
+        if what is None or what in seen:
+            continue
+        seen.add(what)
+        if check.workload is not None and check.relative_to is None:
+            w = suite.workload_for(check.workload, target)
+            order = oriented_order(settings.pair_trials, sim.running)
+            steps = []
+            for side in order:
+                build = BASELINE if side == "A" else CANDIDATE
+                action = sim.use(profile, build)
+                steps.append(side + (f" ({action})" if action else ""))
+            lines.append(f"  {profile}: workload {w.name}, {len(order)} trials: "
+                         + " - ".join(steps))
+            per_trial = _trial_bound_s(w, checks)
+            if per_trial is None:
+                bounded = False
+            else:
+                bound_s += per_trial * len(order)
+        elif check.eval is not None:
+            steps = []
+            # Started on the build already up: one switch per evaluation, not two.
+            for build in ((CANDIDATE, BASELINE) if sim.running == CANDIDATE
+                          else (BASELINE, CANDIDATE)):
+                action = sim.use(profile, build)
+                steps.append(SHORT[build] + (f" ({action})" if action else ""))
+            lines.append(f"  {profile}: evaluation {check.eval} on both builds: "
+                         + " - ".join(steps))
+        else:
+            lines.append(f"  {profile}: workload {check.workload} (relative check): baseline "
+                         "build only")
+    how = ("the idle build's server is parked (SIGSTOP) and continued: two fit"
+           if sim.park else "the idle build's server stops: one fits at a time")
+    head = [f"paired schedule: A = baseline, B = candidate; {how}",
+            *lines,
+            f"  server starts: {sim.starts} ({sim.restarts} restart(s)), "
+            f"continues: {sim.continues}"]
+    start_bound = sim.starts * settings.start_timeout_s
+    time_line = (f"  estimated time: workloads at most ~{bound_s:.0f} s at the floors' speeds"
+                 if bounded else "  estimated time: workloads without a floor to bound them")
+    head.append(time_line + f", plus {sim.starts} server start(s) (each up to "
+                f"--llm-start-timeout {settings.start_timeout_s:.0f} s, at most "
+                f"{start_bound:.0f} s)")
+    return head
+
+
+def _trial_bound_s(w: object, checks: list) -> float | None:
+    """A trial's duration bound: arrivals over the rate for a rate-bound workload; for a
+    single stream, its output tokens at the slowest speed a floor allows."""
+    rate = getattr(w, "request_rate", None)
+    n = getattr(w, "requests", 0) + getattr(w, "warmup", 0)
+    if rate:
+        return n / rate
+    floors = [c.min for c in checks if c.workload == getattr(w, "name", None)
+              and c.metric == "output_speed_tok_s" and c.min]
+    if floors:
+        return n * getattr(w, "output_tokens", 0) / min(floors)
+    return None
