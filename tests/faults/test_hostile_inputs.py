@@ -43,10 +43,9 @@ source = "test"
 TESTS = {"test_serve.py": "def test_serve(llm_server): pass\n"}
 
 PERF_TESTS = {"test_perf.py": """
-from pytest_rocm_llm.verdicts.checks import verify
 
-def test_performance(llm_check, llm_workload):
-    verify(llm_check, llm_workload(llm_check.workload))
+def test_performance(llm_check, llm_judge):
+    llm_judge(llm_check)
 """}
 
 # (what the suite says instead of the valid line, the dotted key the error must name)

@@ -56,10 +56,9 @@ source = "any latency at all"
 """
 
 TESTS = """
-from pytest_rocm_llm.verdicts.checks import verify
 
-def test_performance(llm_check, llm_workload):
-    verify(llm_check, llm_workload(llm_check.workload))
+def test_performance(llm_check, llm_judge):
+    llm_judge(llm_check)
 """
 
 
@@ -140,8 +139,9 @@ def test_broken_streams_are_failed_requests(pytester: pytest.Pytester, suite_dir
     # both checks stop at the success-ratio precondition, neither judges a number
     # Counted in the failure sections only: under CI=true pytest's short summary repeats
     # each message in full.
-    judged = re.findall(r"^E\s+pytest_rocm_llm\.checks\.PreconditionNotMet: \w+: precondition "
-                        r"not met for workload broken", out, re.M)
+    judged = re.findall(r"^E\s+pytest_rocm_llm\.verdicts\.checks\.PreconditionNotMet: "
+                        r"precondition not met: \w+: broken did not do what the check assumes",
+                        out, re.M)
     assert len(judged) == 2, out
     assert f"{n - 2}/{n} requests failed" in out
     assert "FloorMissed" not in out
