@@ -12,12 +12,17 @@ server fits (a GPU node) the other build's server stops and later restarts; wher
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
+from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.performance.paired import oriented_order
+
+if TYPE_CHECKING:
+    from pytest_rocm_llm.verdicts.checks import Check
 
 SHORT = {BASELINE: "A", CANDIDATE: "B"}
 
@@ -35,12 +40,12 @@ class _Sim:
     def use(self, profile: str, build: str) -> str:
         """What serving on (profile, build) takes: '' (already up), start, restart or
         continue; the other build's servers are parked or stopped."""
-        for key, state in list(self.up.items()):
-            if key[1] != build and state == "up":
+        for other, was in list(self.up.items()):
+            if other[1] != build and was == "up":
                 if self.park:
-                    self.up[key] = "parked"
+                    self.up[other] = "parked"
                 else:
-                    del self.up[key]
+                    del self.up[other]
         self.running = build
         key = (profile, build)
         state = self.up.get(key)
@@ -119,15 +124,14 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
     return head
 
 
-def _trial_bound_s(w: object, checks: list) -> float | None:
+def _trial_bound_s(w: Workload, checks: list[Check]) -> float | None:
     """A trial's duration bound: arrivals over the rate for a rate-bound workload; for a
     single stream, its output tokens at the slowest speed a floor allows."""
-    rate = getattr(w, "request_rate", None)
-    n = getattr(w, "requests", 0) + getattr(w, "warmup", 0)
-    if rate:
-        return n / rate
-    floors = [c.min for c in checks if c.workload == getattr(w, "name", None)
+    n = w.requests + w.warmup
+    if w.request_rate:
+        return float(n / w.request_rate)
+    floors = [float(c.min) for c in checks if c.workload == w.name
               and c.metric == "output_speed_tok_s" and c.min]
     if floors:
-        return n * getattr(w, "output_tokens", 0) / min(floors)
+        return n * w.output_tokens / min(floors)
     return None
