@@ -157,3 +157,22 @@ def test_a_divergence_is_described_with_tokens_logprobs_and_the_ties_before_it()
     plain = Comparison("p0", "divergence", 0, None, 5, None, -1.0, reason="gap")
     assert describe(plain) == ("p0: real divergence at token 0: reference (end) (logprob n/a) "
                                "vs speculative 5 (logprob -1.0000); gap")
+
+
+def test_the_continuation_is_judged_with_the_references_own_figures_at_each_position() -> None:
+    """After the tie at token 1 the reference's later positions are compared with the
+    continuation: its logprob at token 3 is read from its own chosen-token logprobs (its
+    top-k there lacks it), and its top-k there holds the continuation's token."""
+    ref = GreedyGeneration((1, 2, 5, 6), (-0.1, -0.5, -0.1, -0.2),
+                           (PLAIN_TOP, {2: -0.50, 3: -0.55}, {5: -0.1, 7: -4.0}, {8: -0.3}),
+                           "length", 4, None)
+    spec = g([1, 3, 4, 4], [PLAIN_TOP, {3: -0.50, 2: -0.55}, PLAIN_TOP, PLAIN_TOP])
+
+    def regenerate(ids: Sequence[int], n: int) -> GreedyGeneration:
+        return g([5, 8], [{5: -0.1, 7: -4.0}, {8: -0.1, 6: -4.0}])
+
+    c, _ = follow("p0", [100], ref, spec, CONFIG, regenerate)
+    assert (c.outcome, c.position, c.ref_token, c.spec_token) == ("divergence", 3, 6, 8)
+    assert (c.ref_logprob, c.spec_logprob) == (-0.2, -0.1)
+    assert (c.ref_gap, c.spec_gap) == (pytest.approx(0.1), pytest.approx(3.9))
+    assert c.reason == "logprob gap 3.900 > tolerance 0.1"

@@ -3,12 +3,15 @@ Hypothesis strategy draws from a vocabulary object's ids as well as from a plain
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rocm_llm.correctness.parity import parity_prompts, random_id_prompts
+from pytest_rocm_llm.correctness.parity import natural_prompts, parity_prompts, random_id_prompts
 
 IDS = list(range(1000, 1050))
 
@@ -44,3 +47,10 @@ def test_the_strategy_defaults_reach_1_id_and_stay_within_48() -> None:
 
     collect()
     assert min(lengths) == 1 and max(lengths) <= 48
+
+
+def test_the_natural_prompt_set_is_pinned(reference_model_dir: Path) -> None:
+    """Parity baselines were judged on exactly these prompts (the built-in ones, then
+    seeded pairs of them): a change here is a new prompt set; record the new digest."""
+    prompts = natural_prompts(str(reference_model_dir / "tokenizer.json"), 20, seed=0)
+    assert hashlib.sha256(json.dumps(prompts).encode()).hexdigest()[:16] == "20dbc36dfcb31b9e"

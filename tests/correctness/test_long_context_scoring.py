@@ -1,0 +1,42 @@
+"""Long-context items and scoring beyond the exact-answer table of test_longcontext.py: a
+loop is a loop whatever its sentences end with, and the item set is seeded per sample."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from pytest_rocm_llm.correctness.long_context import LongContextConfig, build_items, score
+
+
+def test_looping_on_an_answer_is_wrong_whatever_its_sentences_end_with() -> None:
+    assert not score("48213", " 48213 X. 48213 X. 48213 X.")
+    assert score("48213", " 48213 X. 48213 X.")
+
+
+def test_items_are_one_per_sample_seeded_by_the_suite_and_cycle_the_depths(
+        reference_model_dir: Path) -> None:
+    tok = str(reference_model_dir / "tokenizer.json")
+    config = LongContextConfig("long", "long_context", None, (512,), ("passkey",), samples=4,
+                               depths=(0.25, 0.75), seed=3)
+    items = build_items(config, tok)
+    assert [(i.sample, i.depth, i.length) for i in items] == [
+        (0, 0.25, 512), (1, 0.75, 512), (2, 0.25, 512), (3, 0.75, 512)]
+    assert len({i.answer for i in items}) == 4  # each sample its own pass key
+    again = build_items(config, tok)
+    assert [i.input_ids for i in again] == [i.input_ids for i in items]
+    other = build_items(LongContextConfig("long", "long_context", None, (512,), ("passkey",),
+                                          samples=4, depths=(0.25, 0.75), seed=4), tok)
+    assert [i.answer for i in other] != [i.answer for i in items]
+
+
+def test_the_prompt_set_is_pinned(reference_model_dir: Path) -> None:
+    """Baselines were measured on exactly these prompts: instructions, needles, questions,
+    filler and distractors. A change here is a new prompt set; record the new digest and
+    re-measure the long-context baselines with it."""
+    items = build_items(LongContextConfig("long", "long_context", None, (512,), samples=3),
+                        str(reference_model_dir / "tokenizer.json"))
+    blob = json.dumps([[i.task, i.sample, i.answer, list(i.distractors), list(i.input_ids)]
+                       for i in items])
+    assert hashlib.sha256(blob.encode()).hexdigest()[:16] == "ef28c89291589f2e"
