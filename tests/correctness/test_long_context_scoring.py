@@ -7,7 +7,13 @@ import hashlib
 import json
 from pathlib import Path
 
-from pytest_rocm_llm.correctness.long_context import LongContextConfig, build_items, score
+from pytest_rocm_llm.correctness.long_context import (
+    LongContextConfig,
+    _Encoder,
+    build_item,
+    build_items,
+    score,
+)
 
 
 def test_looping_on_an_answer_is_wrong_whatever_its_sentences_end_with() -> None:
@@ -40,3 +46,19 @@ def test_the_prompt_set_is_pinned(reference_model_dir: Path) -> None:
     blob = json.dumps([[i.task, i.sample, i.answer, list(i.distractors), list(i.input_ids)]
                        for i in items])
     assert hashlib.sha256(blob.encode()).hexdigest()[:16] == "ef28c89291589f2e"
+
+
+def test_a_tokenizer_that_adds_a_bos_token_gets_it_once_at_the_start(tmp_path: Path) -> None:
+    """The prompt is assembled from separately encoded pieces: only the whole prompt starts
+    with the model's special prefix (SmolLM2 adds none, Llama-style tokenizers add BOS)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0, "<s>": 1}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[
+        ("<s>", 1)])
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    item = build_item(_Encoder(str(path)), "passkey", 400, 0, 0.5, seed=0)
+    assert len(item.input_ids) == 400
+    assert item.input_ids[0] == 1 and item.input_ids.count(1) == 1
