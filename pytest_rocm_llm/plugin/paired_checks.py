@@ -132,6 +132,13 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
     running = {s.build for s in pool.running if s.suite == ctx.suite.name}
     first = next(iter(running)) if len(running) == 1 else None
     trials = paired.get(ctx.suite.name, w, run_once, first)
+    entry = {f"{ctx.suite.name}/{w.name}": {
+        "order": "-".join(trials.order),
+        "baseline_trials": [dict(r.metrics) for r in trials.baseline],
+        "candidate_trials": [dict(r.metrics) for r in trials.candidate]}}
+    if next(iter(entry)) not in ctx.collector.builds:  # both builds' values, for --llm-results
+        ctx.collector.builds.update(entry)
+        request.node.user_properties.append((BUILDS_PROPERTY, entry))
     values = trials.values(check.metric)
     verdict = None
     if values is not None:
