@@ -97,3 +97,20 @@ def test_a_test_module_that_does_not_import_is_not_a_go(pytester: pytest.Pyteste
                                 "false", "--llm-model-path", str(tmp_path),
                                 "--llm-allow-unjudged", "-p", "no:cacheprovider", "suites")
     assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_a_paired_plan_shows_the_candidate_and_its_schedule(pytester: pytest.Pytester,
+                                                           tmp_path: Path) -> None:
+    copy_suite(pytester, GLM52.parent, "glm52")
+    result = pytester.runpytest("--rocm-target", "mi355x", "--llm-plan", "--llm-engine-cmd",
+                                "false", "--llm-candidate-cmd", "true", "--llm-model-path",
+                                str(tmp_path), "--llm-allow-unjudged", "-p",
+                                "no:cacheprovider", "suites")
+    result.stdout.fnmatch_lines([
+        "candidate build: engine `*true`",
+        "  profile reference: flags: not checked: could not run sglang's argument parser*",
+        "paired schedule: A = baseline, B = candidate; the idle build's server stops*",
+        "*server starts: * restart(s)), continues: 0",
+        "*estimated time:*",
+        "*[[]13] candidate build: glm52: flags not checked*"])
+    assert result.ret == PlanStatus.FLAGS_UNCHECKED
