@@ -38,3 +38,26 @@ def test_compression_is_judged_from_128_bytes() -> None:
     assert len(text) == 128 and found(text)["compression_ratio"] > 6.0
     assert "compression_ratio" not in found(text[:127])
     assert "compression_ratio" not in found(text, Thresholds(min_bytes=129))
+
+
+def test_a_run_of_one_character_is_flagged_past_256() -> None:
+    assert found("Answer: " + "!" * 257)["char_run"] == 257
+    assert "char_run" not in found("Answer: " + "!" * 256)
+
+
+def test_broken_characters_need_three_and_more_than_one_percent() -> None:
+    bad = "\ufffd" * 3
+    assert "bad_chars" in found(bad + "a" * 296)  # 3 of 299: just over 1%
+    assert "bad_chars" not in found(bad + "a" * 297)  # 3 of 300: exactly 1%
+    assert "bad_chars" not in found("\ufffd\x07" + "a" * 10)  # 2: a cut character or two
+
+
+def test_repeated_4grams_are_judged_from_40() -> None:
+    words = [f"w{i}" for i in range(10)] * 5
+    assert "repeated_4gram" in found(" ".join(words[:43]))  # 40 4-grams, 3/4 repeated
+    assert "repeated_4gram" not in found(" ".join(words[:42]))  # 39: too few to judge
+
+
+def test_mixed_script_words_are_judged_from_20() -> None:
+    assert found(" ".join(["aб"] * 20))["mixed_script"] == 1.0
+    assert "mixed_script" not in found(" ".join(["aб"] * 19))
