@@ -1,5 +1,5 @@
-"""A paired run's builds from the command line: validated like the engine options, with
-errors naming the candidate's own flag, and resolved once into frozen Builds."""
+"""A paired run's builds from the command line, resolved once into frozen Builds (bad values
+of the candidate's options: tests/plugin/test_options.py)."""
 
 from __future__ import annotations
 
@@ -8,32 +8,6 @@ import sys
 import pytest
 
 from pytest_rocm_llm.config.builds import Build
-
-
-@pytest.mark.parametrize(
-    ("args", "expected"),
-    [
-        (["--llm-candidate-python", "/nonexistent/python"],
-         "--llm-candidate-python: invalid value '/nonexistent/python'"),
-        (["--llm-candidate-cmd", "no-such-launcher python3"],
-         "--llm-candidate-cmd: invalid value 'no-such-launcher python3'; 'no-such-launcher' is "
-         "not an executable on PATH"),
-        (["--llm-candidate-python", sys.executable, "--llm-candidate-cmd", "python3"],
-         "--llm-candidate-python and --llm-candidate-cmd both given"),
-        (["--llm-candidate-env", "OMP_NUM_THREADS"], "--llm-candidate-env: invalid value "
-                                                     "'OMP_NUM_THREADS'; expected KEY=VALUE"),
-        (["--llm-candidate-flags", "dtype float32"], "--llm-candidate-flags: invalid value"),
-        (["--llm-pair-trials", "0"], "--llm-pair-trials: invalid value '0'"),
-        (["--llm-inconclusive", "ignore"], "--llm-inconclusive: invalid value 'ignore'; "
-                                           "accepted: fail, pass"),
-    ],
-)
-def test_bad_candidate_options_are_usage_errors(pytester: pytest.Pytester, args: list[str],
-                                                expected: str) -> None:
-    pytester.makepyfile("def test_x(): pass")
-    result = pytester.runpytest(*args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert expected in result.stderr.str()
 
 
 def test_a_configuration_change_runs_on_the_baselines_install(pytester: pytest.Pytester

@@ -30,6 +30,20 @@ name = "demo"
         (["--llm-engine-cmd", "'unclosed"], "cannot split it as a shell command"),
         (["--llm-host", "my host"], "--llm-host: invalid value 'my host'"),
         (["--llm-model-path", "/nonexistent/model"], "expected an existing model directory"),
+        # a paired run's candidate build: validated like the engine's, named by its own flag
+        (["--llm-candidate-python", "/nonexistent/python"],
+         "--llm-candidate-python: invalid value '/nonexistent/python'"),
+        (["--llm-candidate-cmd", "no-such-launcher python3"],
+         "--llm-candidate-cmd: invalid value 'no-such-launcher python3'; 'no-such-launcher' is "
+         "not an executable on PATH"),
+        (["--llm-candidate-python", sys.executable, "--llm-candidate-cmd", "python3"],
+         "--llm-candidate-python and --llm-candidate-cmd both given"),
+        (["--llm-candidate-env", "OMP_NUM_THREADS"], "--llm-candidate-env: invalid value "
+                                                     "'OMP_NUM_THREADS'; expected KEY=VALUE"),
+        (["--llm-candidate-flags", "dtype float32"], "--llm-candidate-flags: invalid value"),
+        (["--llm-pair-trials", "0"], "--llm-pair-trials: invalid value '0'"),
+        (["--llm-inconclusive", "ignore"], "--llm-inconclusive: invalid value 'ignore'; "
+                                           "accepted: fail, pass"),
     ],
 )
 def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, args: list[str],
