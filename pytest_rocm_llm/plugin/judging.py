@@ -229,9 +229,8 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     candidate = ctx.settings.candidate if ctx.candidate_evals is not None else None
     paired = None
     try:
-        if candidate is not None and ctx.candidate_evals is not None and any(
-                s.build == candidate.name and s.suite == ctx.suite.name
-                for s in request.config.stash[POOL_KEY].running):
+        if candidate is not None and ctx.candidate_evals is not None and request.config.stash[
+                POOL_KEY].serving_build(ctx.suite.name) == candidate.name:
             # The candidate's server is up: its run first saves a switch (report/schedule.py)
             ctx.candidate_evals.get(ctx.suite.name, config, lambda p=None: servers(p, candidate))
         result = evals.get(ctx.suite.name, config, servers)

@@ -128,9 +128,7 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         label = ctx.suite.name if build == BASELINE else f"{ctx.suite.name}@{build}"
         return runs._run(f"{label}-seed{one.seed}", one, server)
 
-    pool = request.config.stash[POOL_KEY]
-    running = {s.build for s in pool.running if s.suite == ctx.suite.name}
-    first = next(iter(running)) if len(running) == 1 else None
+    first = request.config.stash[POOL_KEY].serving_build(ctx.suite.name)
     trials = paired.get(ctx.suite.name, w, run_once, first)
     entry = {f"{ctx.suite.name}/{w.name}": {
         "order": "-".join(trials.order),

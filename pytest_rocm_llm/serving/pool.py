@@ -393,6 +393,12 @@ class ServerPool:
         describes without launching it again)."""
         return self._last.get((suite_name, profile, build))
 
+    def serving_build(self, suite_name: str) -> str | None:
+        """The build whose servers of the suite are up (not parked), if any."""
+        builds = {k[2] for k, srv in self._servers.items()
+                  if k[0] == suite_name and srv.process is not None and k not in self._parked}
+        return next(iter(builds)) if len(builds) == 1 else None
+
     @property
     def running(self) -> list[LLMServer]:
         return list(self._servers.values())

@@ -91,6 +91,7 @@ def test_one_builds_servers_at_a_time_and_restarts_are_counted(
     assert messages[0] == ("[rocm-llm] demo/reference: stopping before "
                            "demo/reference@candidate starts (one build's servers at a time)")
     assert pool.get(suite, "reference", candidate) is b  # reused, not restarted
+    assert pool.serving_build("demo") == "candidate"
     assert pool.restarts == 0
     pool.get(suite, "reference", baseline)
     assert pool.restarts == 1
