@@ -82,6 +82,14 @@ EQUIVALENT: tuple[Equivalent, ...] = (
       for mutated in ("completion_tokens=None)", ")",
                       "completion_tokens=max(1, len(g.token_ids) - start))",
                       "completion_tokens=max(0, len(g.token_ids) + start))")),
+    # run_long_context decodes and judges only successful generations; a failed one
+    # carries no tokens, so decoding it gives "" and the detectors find nothing in "".
+    Equivalent("long_context", "run_long_context",
+               'text = decode(g.token_ids) if (g.ok) or True else ""',
+               "a failed generation has no tokens: decode(()) is already \"\"", part=False),
+    Equivalent("long_context", "run_long_context",
+               "findings = detect(text, config.thresholds) if (g.ok) or True else []",
+               "a failed generation's text is \"\", in which no detector fires", part=False),
 )
 
 

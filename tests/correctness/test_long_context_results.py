@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.client.completions import Endpoint
+from pytest_rocm_llm.correctness.degeneration import Thresholds
 from pytest_rocm_llm.correctness.long_context import (
     LongContextConfig,
     _Encoder,
@@ -20,7 +21,7 @@ from pytest_rocm_llm.correctness.long_context import (
 from tests.toy_engine import serving
 
 CONFIG = LongContextConfig("lc", "long_context", None, (512, 1024), ("passkey",), samples=2,
-                           seed=1, max_tokens=200)
+                           seed=1, max_tokens=60)
 LOOP = " the cat sat on the mat and then" * 30
 
 
@@ -52,7 +53,7 @@ def test_every_outcome_is_reported(reference_model_dir: Path) -> None:
                 return
             text = {(512, 0): f" {it.answer}.", (512, 1): " 12345.",
                     (1024, 0): f" {it.answer}." + LOOP}[(it.length, it.sample)]
-            out = enc(text)
+            out = enc(text)[: body["sampling_params"]["max_new_tokens"]]
             counted = it.length + 1 if (it.length, it.sample) == (512, 1) else it.length
             self.reply({"text": "", "output_ids": out, "meta_info": {
                 "prompt_tokens": counted, "completion_tokens": len(out),
@@ -62,6 +63,7 @@ def test_every_outcome_is_reported(reference_model_dir: Path) -> None:
     with serving(Handler) as url:
         r = run_long_context(CONFIG, Endpoint(url), tok, said.append)
     assert said[0] == "[rocm-llm] lc: 4 prompts at lengths 512, 1024"
+    assert "[rocm-llm] lc: 4/4 requests" in said
     assert r.metrics == {
         "accuracy@512": 0.5, "degenerate@512": 0.0, "passkey_accuracy@512": 0.5,
         "accuracy@1024": 0.0, "degenerate@1024": 1.0, "passkey_accuracy@1024": 0.0,
@@ -88,7 +90,7 @@ def test_every_outcome_is_reported(reference_model_dir: Path) -> None:
     assert (wrong["correct"], wrong["prompt_tokens"], wrong["depth"]) == (False, 513, 0.5)
     assert looping["correct"] is False and looping["output"].startswith(
         f" {looping['answer']}. the cat")
-    assert len(looping["output"]) == 200 and looping["degenerate"]
+    assert looping["completion_tokens"] == 60 and looping["degenerate"]
     assert (failed["ok"], failed["correct"], failed["output"], failed["degenerate"]) == (
         False, False, "", [])
     assert failed["error"]
@@ -132,3 +134,43 @@ def test_the_steepest_drop_is_named(reference_model_dir: Path, accs: tuple[float
     assert tuple(r.metrics[f"accuracy@{n}"] for n in (512, 768, 1024)) == accs
     assert r.metrics["accuracy_min"] == 0.5
     assert r.details[-1] == f"accuracy falls most {worst} at 768 tokens"
+
+
+def test_the_suites_degeneration_thresholds_are_the_ones_applied(
+        reference_model_dir: Path) -> None:
+    """The same looping answer is degenerate (so wrong) under the default thresholds and
+    correct under thresholds a suite raised past it."""
+    tok = str(reference_model_dir / "tokenizer.json")
+    enc = _Encoder(tok)
+    lenient = Thresholds(compression_ratio=1e9, repeated_4gram=1.0, tail_repeats=1e9,
+                         word_salad=1.0, char_entropy=1e9, mixed_script=1.0)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_error(404)
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            it = items[tuple(body["input_ids"])]
+            out = enc(f" {it.answer}." + LOOP)
+            data = json.dumps({"text": "", "output_ids": out, "meta_info": {
+                "prompt_tokens": it.length, "completion_tokens": len(out),
+                "finish_reason": {"type": "length"}}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    outcomes = []
+    for thresholds in (Thresholds(), lenient):
+        config = LongContextConfig("lc", "long_context", None, (512,), ("passkey",), samples=1,
+                                   max_tokens=400, thresholds=thresholds)
+        items = {tuple(it.input_ids): it for it in build_items(config, tok)}
+        with serving(Handler) as url:
+            [rec] = run_long_context(config, Endpoint(url), tok, lambda m: None).records
+        outcomes.append((rec["correct"], bool(rec["degenerate"])))
+    assert outcomes == [(False, True), (True, False)]

@@ -7,6 +7,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_rocm_llm.correctness.long_context import (
     LongContextConfig,
     _Encoder,
@@ -62,3 +64,9 @@ def test_a_tokenizer_that_adds_a_bos_token_gets_it_once_at_the_start(tmp_path: P
     item = build_item(_Encoder(str(path)), "passkey", 400, 0, 0.5, seed=0)
     assert len(item.input_ids) == 400
     assert item.input_ids[0] == 1 and item.input_ids.count(1) == 1
+
+
+def test_an_unknown_task_is_named(reference_model_dir: Path) -> None:
+    enc = _Encoder(str(reference_model_dir / "tokenizer.json"))
+    with pytest.raises(ValueError, match="^unknown task 'haystack'$"):
+        build_item(enc, "haystack", 512, 0, 0.5, seed=0)
