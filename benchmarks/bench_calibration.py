@@ -161,8 +161,8 @@ def smoke_decode_row(suite: Suite, check: Check, k: int, sims: int,
         quiet = runs_needed(sd, k, level, SPEED_REGRESSION * 100, gate.alpha)
         verdict.append(f"power: trials {n}" if n else
                        f"power: not reachable with tolerance {gate.tolerance:g} (session "
-                       f"drift); trials {quiet} without it, on a machine whose sessions "
-                       "do not drift, or a paired A/B run")
+                       f"drift); without it {f'trials {quiet}' if quiet else 'over 100 trials'}"
+                       " on a machine whose sessions do not drift, or a paired A/B run")
     noise = (f"{len(sessions)} sessions, {len(trials)} trials; trial CV "
              f"{sd / level:.1%}, session means CV "
              f"{np.std([np.mean([median(t) for t in s]) for s in sessions], ddof=1) / level:.1%}")
