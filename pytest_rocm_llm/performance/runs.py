@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.once import RunOnce
 from pytest_rocm_llm.performance.metrics import usd_per_million_output_tokens
 from pytest_rocm_llm.performance.prompts import load_vocabulary
 from pytest_rocm_llm.performance.records import records_to_csv
@@ -43,12 +44,11 @@ class WorkloadRuns:
     out_dir: Path
     progress: Callable[[str], None] = print
     phases: PhaseLog = field(default_factory=PhaseLog)
-    _results: dict[tuple[str, str], WorkloadResult] = field(default_factory=dict)
-    _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
+    _once: RunOnce[tuple[str, str], WorkloadResult] = field(default_factory=RunOnce)
 
     @property
     def results(self) -> dict[tuple[str, str], WorkloadResult]:
-        return dict(self._results)
+        return self._once.results
 
     def artifacts(self, suite: str, workload: str) -> dict[str, str]:
         """Where the run's per-request records and metrics were written."""
@@ -57,19 +57,12 @@ class WorkloadRuns:
                 "metrics_json": str(stem.with_suffix(".json"))}
 
     def get(self, suite: str, workload: Workload, server: LLMServer) -> WorkloadResult:
-        key = (suite, workload.name)
-        if key in self._errors:
-            raise self._errors[key]
-        if key in self._results:
-            return self._results[key]
-        try:
+        """The workload's result, run on the first call; a failed run's error again."""
+        def run() -> WorkloadResult:
             with self.phases.measure("workload", f"{suite}/{workload.name}"):
-                result = self._run(suite, workload, server)
-        except Exception as exc:
-            self._errors[key] = exc
-            raise
-        self._results[key] = result
-        return result
+                return self._run(suite, workload, server)
+
+        return self._once.get((suite, workload.name), run)
 
     def _run(self, suite: str, w: Workload, server: LLMServer) -> WorkloadResult:
         vocab = load_vocabulary(server.model_path)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
 
+from pytest_rocm_llm.standard_error import of_mean, of_proportion, sample_sd
+
 Direction = Literal["higher", "lower"]
 GateKind = Literal["floor", "ceiling", "band"]
 DEFAULT_ALPHA = 0.01
@@ -183,19 +185,9 @@ def judge(baseline: Measurement, measured: Measurement, gate: Gate) -> GateResul
                       mde_pct=mde_pct, basis=nz.basis)
 
 
-def stderr_of_mean(values: list[float]) -> float | None:
-    """Standard error of the mean of per-request or per-trial values (None below 2)."""
-    sd = sample_sd(values)
-    return None if sd is None else sd / math.sqrt(len(values))
-
-
-def sample_sd(values: list[float]) -> float | None:
-    """The sample standard deviation (n - 1); None below 2 values."""
-    n = len(values)
-    if n < 2:
-        return None
-    mean = sum(values) / n
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+# One implementation of each standard error for the whole package (standard_error.py).
+stderr_of_mean = of_mean
+binomial_stderr = of_proportion
 
 
 def between_runs(values: list[float], n: int = 1) -> Measurement:
@@ -203,12 +195,6 @@ def between_runs(values: list[float], n: int = 1) -> Measurement:
     items behind it)."""
     return Measurement(sum(values) / len(values), max(n, 1), sample_sd(values), BETWEEN_RUNS,
                        len(values))
-
-
-def binomial_stderr(p: float, n: int) -> float | None:
-    if n <= 0:
-        return None
-    return math.sqrt(max(p * (1 - p), 0.0) / n)
 
 
 def binomial(p: float, n: int) -> Measurement:
