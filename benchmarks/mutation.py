@@ -82,6 +82,17 @@ EQUIVALENT: tuple[Equivalent, ...] = (
       for mutated in ("completion_tokens=None)", ")",
                       "completion_tokens=max(1, len(g.token_ids) - start))",
                       "completion_tokens=max(0, len(g.token_ids) + start))")),
+    # verdict._fmt appends the unit only when it is truthy: None and "" print alike.
+    *(Equivalent("verdict", "references", mutated, "_fmt(value, None) prints like "
+                 "_fmt(value, '') (the unit is appended only when truthy)")
+      for mutated in ("row.get('unit', None)", "row.get('unit', )")),
+    # decide: gate_result is read only on the check path, after judge() has set it.
+    Equivalent("verdict", "decide", 'gate_result: GateResult | None = ""',
+               "the initial value is overwritten before the one read (check mode with an "
+               "entry); every other path returns first"),
+    # decide: every out() call without a failure passes no cause, so the guard is moot.
+    Equivalent("verdict", "decide", "cause if (failure) or True else None",
+               "out() is called with a cause only together with a failure message"),
     # run_long_context decodes and judges only successful generations; a failed one
     # carries no tokens, so decoding it gives "" and the detectors find nothing in "".
     Equivalent("long_context", "run_long_context",

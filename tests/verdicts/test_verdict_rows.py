@@ -12,8 +12,10 @@ from pytest_rocm_llm.verdicts.gate import Gate, Measurement, between_runs
 from pytest_rocm_llm.verdicts.verdict import (
     CheckSpec,
     Verdict,
+    baseline_entry,
     decide,
     flags_digest,
+    floor_miss,
     unjudged_failure,
 )
 
@@ -108,8 +110,9 @@ def test_update_and_regen_rewrite_the_baseline() -> None:
     m = Measurement(160.0, 8)
     up = decide(TPUT, m, BASE, stored(150.0), "update", PROV, "b.json")
     assert (up.verdict.status, up.cause) == ("updated", "baseline")
-    assert up.failure is not None and up.failure.startswith(
-        "tput: baseline updated 150 -> 160 tok/s in b.json (--llm-update-baselines")
+    assert up.failure == (
+        "tput: baseline updated 150 -> 160 tok/s in b.json (--llm-update-baselines fails the "
+        "updated checks; review the diff and run without it)")
     assert up.write is not None and up.write["value"] == 160.0
     regen = decide(TPUT, m, BASE, stored(150.0), "regen", PROV, "b.json")
     assert (regen.verdict.status, regen.failure, regen.cause) == ("updated", None, None)
@@ -161,3 +164,33 @@ def test_an_unjudged_check_fails_a_gpu_run_unless_allowed() -> None:
     assert unjudged_failure(gpu, [BASE], allow=False) is None  # type: ignore[arg-type]
     cpu = SimpleNamespace(name="cpu", is_gpu=False)
     assert unjudged_failure(cpu, rows, allow=False) is None  # type: ignore[arg-type]
+
+
+def test_floor_and_ceiling_misses_at_their_edges() -> None:
+    floor = CheckSpec("x", "m", "", 1.0, None, "src", None)
+    assert floor_miss(floor, 1.0) is None
+    assert floor_miss(floor, 0.5) == "x: m = 0.5, floor >= 1 (src): short by 50.0%"
+    assert floor_miss(CheckSpec("x", "m", "", 0.0, None, "src", None), -1.0) == (
+        "x: m = -1, floor >= 0 (src): short by inf%")
+    ceiling = CheckSpec("x", "m", "", None, 2.0, "src", None)
+    assert floor_miss(ceiling, 2.0) is None
+    assert floor_miss(CheckSpec("x", "m", "", None, 0.0, "src", None), 1.0) == (
+        "x: m = 1, ceiling <= 0 (src): over by inf%")
+
+
+def test_a_baseline_entry_without_a_suite_gate_gets_one_for_its_direction() -> None:
+    up = baseline_entry(CheckSpec("x", "m", "", 1.0, None, "s", None), Measurement(2.0), "p", {})
+    down = baseline_entry(CheckSpec("x", "m", "", None, 1.0, "s", None), Measurement(0.5), "p",
+                          {})
+    assert up["gate"] == {"kind": "floor", "alpha": 0.01, "tolerance": 0.0}
+    assert down["gate"]["kind"] == "ceiling" and down["direction"] == "lower"
+    assert (up["runs"], up["n"]) == (1, 1)
+
+
+def test_a_gate_failure_without_a_provenance_kind_says_measured_and_a_zero_baseline_0() -> None:
+    spec = CheckSpec("lat", "ttft_p99_s", "s", None, None, "src", Gate("ceiling"))
+    d = decide(spec, between_runs([5.0, 5.1, 5.2], n=8), BASE,
+               stored(0.0, provenance={"date": "2026-07-01"}), "check", PROV, "b.json")
+    assert d.failure is not None and d.failure.startswith(
+        "lat: ttft_p99_s = 5.1 s vs measured baseline 0 s (+0.0%): gate <= ")
+    assert "detects" not in d.verdict.gate and d.verdict.gate.endswith(" at 90% power)")
