@@ -165,7 +165,8 @@ def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult
     verdict = None
     a, b = by_id(baseline, "correct"), by_id(candidate, "correct")
     common = [k for k in a if k in b]
-    if common:
+    # Per-item correctness speaks to an accuracy metric only (not, e.g., invalid_rate).
+    if common and check.metric.startswith("accuracy"):
         verdict = paired_accuracy(check.name, check.metric, [bool(a[k]) for k in common],
                                   [bool(b[k]) for k in common])
     for field, how in (("output_ids", "by token id"), ("response", "by response text")):

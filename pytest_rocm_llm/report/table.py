@@ -84,6 +84,8 @@ def write_paired(tr: Any, collector: RunCollector, settings: Settings) -> None:
             tr.write_line("the candidate fails the paired gate: " + ", ".join(
                 f"{v.check} {v.status}" for v in failing), red=True)
     for name, entry in sorted(collector.builds.items()):
+        if not {"versions", "server_info_diff", "outputs"} & set(entry):
+            continue  # per-trial values: in --llm-results only
         tr.write_line("")
         tr.write_line(f"{name}:")
         for build, versions in entry.get("versions", {}).items():
