@@ -7,6 +7,7 @@ not met, performance regression, accuracy regression, parity divergence.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from pytest_rocm_llm.verdicts.checks import (
     measure_ratio,
     preconditions,
 )
+from pytest_rocm_llm.verdicts.figures import figure_notes
 from pytest_rocm_llm.verdicts.gate import (
     BETWEEN_RUNS,
     Measurement,
@@ -148,7 +150,8 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
         m = None
         if not problems and result.metrics.get(check.metric) is not None:
             m = workload_measurement(check, result)
-        return conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
+        return with_figure_notes(conclude(spec_of(check), m, problems, base, baselines, mode,
+                                          provenance), figure_notes(check, result))
     both = f"{check.workload} (relative to {check.relative_to})"
     base = base_verdict(check, suite, target, server.profile, "performance", nodeid, both,
                         artifacts, server)
@@ -166,6 +169,19 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
     unit = f" {UNITS[check.metric]}" if UNITS.get(check.metric) else ""
     shown = "; ".join(f"{name}: {check.metric} = {v:.4g}{unit}" for name, v in values.items())
     return Outcome(outcome.decision, type(outcome.error)(f"{outcome.error}\n  {shown}"))
+
+
+def with_figure_notes(outcome: Outcome, notes: Sequence[str]) -> Outcome:
+    """A throughput verdict with what its figure is made of (mean output tokens, window,
+    rate x tokens), in its row and, when it failed, in its message."""
+    if not notes:
+        return outcome
+    d = outcome.decision
+    decision = dataclasses.replace(
+        d, verdict=dataclasses.replace(d.verdict, notes=(*d.verdict.notes, *notes)))
+    if outcome.error is None:
+        return Outcome(decision, None)
+    return Outcome(decision, type(outcome.error)(f"{outcome.error}\n  " + "\n  ".join(notes)))
 
 
 def trial_values(check: Check, result: WorkloadResult) -> list[float]:

@@ -55,8 +55,12 @@ def test_floor_met_returns_the_value(tmp_path: Path) -> None:
 def test_floor_missed_names_value_floor_source_and_shortfall(tmp_path: Path) -> None:
     with pytest.raises(FloorMissed) as info:
         judged(replace(FLOOR, min=44.0), result(good()), tmp_path)
-    assert str(info.value) == ("performance regression: agg_tput: output_tok_s = 22 tok/s, "
-                               "floor >= 44 tok/s (published 2026-07): short by 50.0%")
+    first, *notes = str(info.value).splitlines()
+    assert first == ("performance regression: agg_tput: output_tok_s = 22 tok/s, "
+                     "floor >= 44 tok/s (published 2026-07): short by 50.0%")
+    # ... followed by what the figure is made of: tokens per request and rate x tokens
+    assert "  11 mean output tokens per completed request" in notes
+    assert any(n.startswith("  offered: 2 req/s x 11 tokens = 22 tok/s") for n in notes)
 
 
 def test_ceiling(tmp_path: Path) -> None:
