@@ -93,6 +93,9 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     # decide: every out() call without a failure passes no cause, so the guard is moot.
     Equivalent("verdict", "decide", "cause if (failure) or True else None",
                "out() is called with a cause only together with a failure message"),
+    Equivalent("verdict", "floor_miss", 'float("INF")', "float() reads 'INF' as 'inf'"),
+    Equivalent("gate", "detectable", "if nz is None and m is None:",
+               "margin() is None exactly when noise() is None, so 'or' and 'and' agree"),
     # run_long_context decodes and judges only successful generations; a failed one
     # carries no tokens, so decoding it gives "" and the detectors find nothing in "".
     Equivalent("long_context", "run_long_context",

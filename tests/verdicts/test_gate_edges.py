@@ -41,6 +41,7 @@ def test_between_runs_is_the_mean_with_the_sample_sd() -> None:
                                                                3)
     assert m.between_runs
     assert between_runs([10.0], n=0).n == 1 and not between_runs([10.0]).between_runs
+    assert between_runs([10.0, 12.0]).n == 1  # items behind it unknown: one
 
 
 def test_binomial_noise() -> None:

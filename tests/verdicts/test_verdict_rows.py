@@ -193,4 +193,7 @@ def test_a_gate_failure_without_a_provenance_kind_says_measured_and_a_zero_basel
                stored(0.0, provenance={"date": "2026-07-01"}), "check", PROV, "b.json")
     assert d.failure is not None and d.failure.startswith(
         "lat: ttft_p99_s = 5.1 s vs measured baseline 0 s (+0.0%): gate <= ")
-    assert "detects" not in d.verdict.gate and d.verdict.gate.endswith(" at 90% power)")
+    assert "detects" not in d.verdict.gate and d.verdict.gate.endswith(" runs at 90% power)")
+    published = decide(spec, between_runs([5.0, 5.1, 5.2], n=8), BASE, stored(1.0, 0.1), "check",
+                       PROV, "b.json")
+    assert published.failure is not None and " vs published baseline 1 s " in published.failure
