@@ -23,11 +23,15 @@ from pytest_rocm_llm.config.builds import Build
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
+from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values
 from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
 from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, get_engine
 from pytest_rocm_llm.serving.launch import check_argvs, local_model_path
 from pytest_rocm_llm.serving.pool import ServerPool, SuiteUnavailable
+from pytest_rocm_llm.verdicts.baselines import BaselineFile, baseline_path
+from pytest_rocm_llm.verdicts.baselines import load as load_baselines
+from pytest_rocm_llm.verdicts.power import describe_gate
 
 PORT = "<port>"
 ENGINE = "<engine-python>"
@@ -129,6 +133,15 @@ def _verdict(name: str, engine: str, results: Mapping[str, FlagCheck] | None,
     if error is not None:
         return f"not checked: {error.splitlines()[0]}"
     return "not checked"
+
+
+def _stored_baselines(settings: Settings, target: Target, suite: Suite) -> BaselineFile | None:
+    """The suite's stored baselines for the plan's gate lines; a broken file is the plan's
+    blocker (exit 12, plan_status), not a reason to stop drawing the plan."""
+    try:
+        return load_baselines(baseline_path(settings.baselines_dir, target.name, suite.name))
+    except ConfigError:
+        return None
 
 
 def render_plan(suite: Suite, target: Target, settings: Settings,
@@ -254,6 +267,7 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
     checks = suite.checks_for(target)
     if not checks:
         w("  (none)")
+    stored = _stored_baselines(settings, target, suite)
     for check in checks:
         unit = f" {check.unit}" if check.unit else ""
         bounds = []
@@ -262,14 +276,21 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
         if check.max is not None:
             bounds.append(f"<= {_num(check.max)}{unit}")
         if check.reference_score is not None:
-            bounds.append(f">= binomial floor of {_num(check.reference_score)} at alpha "
-                          f"{_num(check.alpha)} over the items scored")
+            bounds.append(f">= floor around {_num(check.reference_score)} at alpha "
+                          f"{_num(check.alpha)} over the items scored, counting the published "
+                          "score's sampling error when its n is stored")
         reads = (f"workload {check.workload}" if check.workload
                  else f"evaluation {check.eval} ({suite.eval_for(check.eval, target).kind})")
         if check.relative_to:
             reads += f" relative to workload {check.relative_to}"
         w(f"  {check.name}: {check.metric} {' and '.join(bounds)} on {reads}")
         w(f"    source: {check.source}")
+        entry = stored.entries.get(check.name) if stored else None
+        runs = suite.workload_for(check.workload, target).trials if check.workload else 1
+        items = (getattr(suite.eval_for(check.eval, target), "limit", None) if check.eval
+                 else None)
+        w("    baseline gate: " + describe_gate(check.gate, entry.measurement if entry else None,
+                                               runs, items, check.unit))
 
     w("")
     if flag_error is not None:

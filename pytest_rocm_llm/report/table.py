@@ -34,8 +34,14 @@ def row(v: Verdict) -> tuple[str, ...]:
     if v.baseline is not None:
         base = _num(v.baseline, v.unit) + (" (published)" if v.baseline_kind == "published"
                                            else "")
+    if v.baseline is not None and v.gated is False:
+        base += " (reported)"  # no run-to-run spread: shown, not gated, no alpha claimed
+    elif v.baseline is not None and v.mde_pct is not None:
+        base += f" (detects {v.mde_pct:.0f}%)"
     measured = _num(v.measured, v.unit)
-    if v.spread:
+    if v.spread and v.spread_kind == "between_runs":
+        measured += f" ±{v.spread:.2g} SD/{v.runs} trials"
+    elif v.spread:
         measured += f" ±{v.spread:.2g}"
     delta = "-" if v.delta_pct is None else f"{v.delta_pct:+.1f}%"
     return (v.check, measured, v.floor or "-", base, delta, VERDICT_WORDS.get(v.status, v.status))

@@ -26,7 +26,6 @@ from pytest_rocm_llm.verdicts.checks import (
     measure_ratio,
     preconditions,
 )
-from pytest_rocm_llm.verdicts.figures import figure_notes
 from pytest_rocm_llm.verdicts.gate import (
     BETWEEN_RUNS,
     Measurement,
@@ -144,6 +143,10 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
     """``reference`` is the run of ``check.relative_to``: the value is then the ratio of the
     two runs' metric, judged only when both runs did what they declared."""
     if check.relative_to is None:
+        # here, not at module level: the figure notes need numpy, which loading the plugin
+        # must not import
+        from pytest_rocm_llm.verdicts.figures import figure_notes
+
         base = base_verdict(check, suite, target, server.profile, "performance", nodeid,
                             check.workload, artifacts, server)
         problems = preconditions(result)
