@@ -33,6 +33,19 @@ def report(logger: logging.Logger, message: str, callback: Progress | None = Non
         logger.log(level, message)
 
 
+def progress_to(logger: logging.Logger, callback: Progress | None = None) -> Progress:
+    """The progress callable a domain object hands down to what it runs: the caller's
+    callback when one was given, else one that logs each line (its ``[rocm-llm]`` prefix
+    dropped, the formatter adds it) as an INFO record of ``logger``."""
+    if callback is not None:
+        return callback
+
+    def emit(message: str) -> None:
+        logger.info(message.removeprefix(PREFIX))
+
+    return emit
+
+
 def enable(level: int = logging.INFO) -> None:
     """Let the package's progress records through (the root logger's default is WARNING)."""
     logger = logging.getLogger(LOGGER)

@@ -172,9 +172,6 @@ def test_plan_shows_no_planted_secret(pytester: pytest.Pytester) -> None:
     assert_nowhere(out)
 
 
-@pytest.mark.xfail(strict=True, reason="run_flag_check passes the profiles' argv as a "
-                   "command-line argument (serving/engines/__init__.py); the lead moves it to "
-                   "stdin, then this mark goes")
 def test_the_flag_check_keeps_credentials_off_the_command_line(
         pytester: pytest.Pytester) -> None:
     fake = pytester.path / "fake-engine"

@@ -96,10 +96,6 @@ def test_the_planted_secret_reached_the_server_and_nothing_we_wrote(planted_run)
     assert found_in(root, out) == []
 
 
-@pytest.mark.xfail(strict=True, reason="SGLang.server_info (serving/engines/sglang.py) sends no "
-                   "API key: a server started with --api-key answers /server_info with 401, an "
-                   "infrastructure error before the test runs; the lead routes it through "
-                   "http.sync_client, then this mark goes")
 def test_a_server_started_with_an_api_key_serves_the_suite(planted_run) -> None:
     # With the test body reached, the failure report and the Allure attachments above quote
     # a server that was up, not only one that failed to become usable.

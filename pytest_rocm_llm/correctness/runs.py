@@ -10,6 +10,7 @@ item ids and letters only.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +20,11 @@ from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.errors import Unavailable
 from pytest_rocm_llm.once import RunOnce
 from pytest_rocm_llm.phases import PhaseLog
+from pytest_rocm_llm.progress_log import progress_to
 from pytest_rocm_llm.serving.pool import LLMServer
 from pytest_rocm_llm.serving.speculation import SpecCounters
+
+log = logging.getLogger(__name__)
 
 Servers = Callable[[str | None], LLMServer]
 
@@ -42,10 +46,14 @@ class EvalRuns:
     data_dir: Path | None
     gpqa_csv: Path | None
     gpqa_sha256: str | None
-    progress: Callable[[str], None] = print
+    progress: Callable[[str], None] | None = None
     spec_counters: Callable[[LLMServer], SpecCounters | None] = engine_counters
     phases: PhaseLog = field(default_factory=PhaseLog)
     _once: RunOnce[tuple[str, str], EvalResult] = field(default_factory=RunOnce)
+
+    def __post_init__(self) -> None:
+        # None: progress lines are log records of this module (shown live by the plugin)
+        self.progress = progress_to(log, self.progress)
 
     @property
     def results(self) -> dict[tuple[str, str], EvalResult]:

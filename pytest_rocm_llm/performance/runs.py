@@ -7,6 +7,7 @@ infrastructure failure with the log tail) instead of returning numbers from a de
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,9 +25,12 @@ from pytest_rocm_llm.performance.workloads import (
     run_workload,
 )
 from pytest_rocm_llm.phases import PhaseLog
+from pytest_rocm_llm.progress_log import progress_to
 from pytest_rocm_llm.serving.pool import LLMServer
 from pytest_rocm_llm.serving.process import ServerError, log_tail
 from pytest_rocm_llm.verdicts.gate import sample_sd
+
+log = logging.getLogger(__name__)
 
 
 class WorkloadTimedOut(ServerError):
@@ -42,9 +46,13 @@ class ServerHung(ServerError):
 class WorkloadRuns:
     target: Target
     out_dir: Path
-    progress: Callable[[str], None] = print
+    progress: Callable[[str], None] | None = None
     phases: PhaseLog = field(default_factory=PhaseLog)
     _once: RunOnce[tuple[str, str], WorkloadResult] = field(default_factory=RunOnce)
+
+    def __post_init__(self) -> None:
+        # None: progress lines are log records of this module (shown live by the plugin)
+        self.progress = progress_to(log, self.progress)
 
     @property
     def results(self) -> dict[tuple[str, str], WorkloadResult]:

@@ -16,7 +16,6 @@ from pytest_rocm_llm.config.builds import Build
 from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.errors import Unavailable
-from pytest_rocm_llm.plugin.progress import progress_writer
 from pytest_rocm_llm.plugin.state import (
     BASELINES_KEY,
     COLLECTOR_KEY,
@@ -63,7 +62,7 @@ def llm_pool(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
     log_dir = llm_settings.log_dir or tmp_path_factory.getbasetemp() / "llm-servers"
     hook = pytestconfig.hook
     pool = ServerPool(
-        llm_settings, log_dir, progress_writer(pytestconfig),
+        llm_settings, log_dir, None,  # progress: the pool's log records
         phases=pytestconfig.stash[COLLECTOR_KEY].phases,
         on_ready=lambda srv: hook.pytest_rocm_llm_server_ready(config=pytestconfig, server=srv),
         on_stop=lambda srv, code: hook.pytest_rocm_llm_server_stopped(
@@ -135,7 +134,7 @@ def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
     from pytest_rocm_llm.performance.runs import WorkloadRuns
 
     runs = WorkloadRuns(llm_target, tmp_path_factory.getbasetemp() / "llm-workloads",
-                        progress_writer(pytestconfig), pytestconfig.stash[COLLECTOR_KEY].phases)
+                        None, pytestconfig.stash[COLLECTOR_KEY].phases)  # progress: logged
     pytestconfig.stash[RUNS_KEY] = runs
     return runs
 
@@ -148,7 +147,6 @@ def llm_evals(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
 
     evals = EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals", llm_settings.data_dir,
                      llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
-                     progress_writer(pytestconfig),
                      phases=pytestconfig.stash[COLLECTOR_KEY].phases)
     pytestconfig.stash[EVALS_KEY] = evals
     return evals
@@ -165,10 +163,9 @@ def llm_paired(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
     from pytest_rocm_llm.performance.paired import PairedRuns
 
     return PairedContext(
-        PairedRuns(llm_settings.pair_trials, progress_writer(pytestconfig)),
+        PairedRuns(llm_settings.pair_trials),
         EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals-candidate", llm_settings.data_dir,
                  llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
-                 progress_writer(pytestconfig),
                  phases=pytestconfig.stash[COLLECTOR_KEY].phases))
 
 

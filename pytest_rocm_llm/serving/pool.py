@@ -16,6 +16,7 @@ later tests get the same error at once instead of a relaunch storm.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from pytest_rocm_llm.config.suite import ModelSpec, Suite
 from pytest_rocm_llm.config.targets import HardwareMismatch, Target, check_hardware
 from pytest_rocm_llm.errors import Unavailable
 from pytest_rocm_llm.phases import PhaseLog
+from pytest_rocm_llm.progress_log import progress_to
 from pytest_rocm_llm.redact import redact_text, secret_values
 from pytest_rocm_llm.serving import launch
 from pytest_rocm_llm.serving.engines import EngineError, get_engine
@@ -48,6 +50,8 @@ from pytest_rocm_llm.serving.process import (
     ServerProcess,
     ServerStartError,
 )
+
+log = logging.getLogger(__name__)
 
 
 class SuiteUnavailable(Unavailable):
@@ -94,7 +98,7 @@ class _SuiteState:
 class ServerPool:
     settings: Settings
     log_dir: Path
-    progress: Callable[[str], None] = print
+    progress: Callable[[str], None] | None = None
     on_ready: Callable[[LLMServer], None] | None = None
     on_stop: Callable[[LLMServer, int | None], None] | None = None
     phases: PhaseLog = field(default_factory=PhaseLog)
@@ -108,6 +112,10 @@ class ServerPool:
     _hw_error: Exception | None = None
     _hw_checked: bool = False
     _ports: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # None: progress lines are log records of this module (shown live by the plugin)
+        self.progress = progress_to(log, self.progress)
 
     @property
     def target(self) -> Target:

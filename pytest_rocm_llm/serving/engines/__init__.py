@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pytest_rocm_llm.config.targets import FlagValue
 from pytest_rocm_llm.errors import InfrastructureError
+from pytest_rocm_llm.redact import redact_argv
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.serving.speculation import SpecCounters
@@ -59,7 +60,11 @@ def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, li
     """Run an engine's own argument parser (``script``, inside the engine environment) over
     every profile's argv; ``label`` names the engine in messages, ``module`` what must be
     importable. Raises EngineError when the engine cannot be run."""
-    argv = [*prefix, "-c", script, json.dumps(dict(profiles))]
+    # The parser gets the argv with credentials masked: a command line is visible to every
+    # user of the node (ps), and whether a flag parses never depends on a secret's value
+    # (stdin would hide it too, but `docker exec` without -i forwards no stdin).
+    masked = {name: redact_argv(argv) for name, argv in profiles.items()}
+    argv = [*prefix, "-c", script, json.dumps(masked)]
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                              env={**os.environ, **(env or {})}, check=False)

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import httpx
-
 from pytest_rocm_llm.config.targets import FlagValue
+from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.serving.engines import FlagCheck, flags_to_argv, run_flag_check
 from pytest_rocm_llm.serving.speculation import SpecCounters
 
@@ -79,7 +78,7 @@ class SGLang:
                               "sglang")
 
     def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict:
-        with httpx.Client(timeout=30.0, headers=dict(headers or {})) as client:
+        with sync_client(timeout_s=30.0, headers=headers) as client:
             r = client.get(base_url + "/server_info")
             if r.status_code == 404:  # builds before the rename
                 r = client.get(base_url + "/get_server_info")

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-import httpx
-
 from pytest_rocm_llm.config.targets import FlagValue
+from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.serving.engines import FlagCheck, flags_to_argv, run_flag_check
 from pytest_rocm_llm.serving.speculation import SpecCounters
 
@@ -91,7 +90,7 @@ class VLLM:
     def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict:
         """``version`` from ``/version``; ``served_model_name`` and ``model_path`` from the
         first entry of ``/v1/models`` (its ``root`` is the path the server loaded)."""
-        with httpx.Client(timeout=30.0, headers=dict(headers or {})) as client:
+        with sync_client(timeout_s=30.0, headers=headers) as client:
             r = client.get(base_url + "/version")
             r.raise_for_status()
             info: dict = dict(r.json())
@@ -115,7 +114,7 @@ class VLLM:
                       headers: Mapping[str, str] | None = None) -> SpecCounters | None:
         """The speculative counters since the server started, from ``/metrics``; None when
         the server does not speculate. Only a difference of two readings describes a run."""
-        with httpx.Client(timeout=30.0, headers=dict(headers or {})) as client:
+        with sync_client(timeout_s=30.0, headers=headers) as client:
             r = client.get(base_url + "/metrics")
             r.raise_for_status()
         return counters_from_metrics(r.text)
