@@ -13,8 +13,6 @@ a contributor already knows it. msgspec is faster, but parsing a suite is once p
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import fields, is_dataclass
 from pathlib import Path
@@ -32,10 +30,12 @@ from pydantic_core import PydanticCustomError
 from pytest_rocm_llm.errors import ConfigError
 
 M = TypeVar("M", bound="TomlTable")
-REQUIRED: Any = object()  # legacy reads: the key must be present
 
 _TYPE_NAMES = {bool: "boolean", int: "integer", float: "float", str: "string", list: "array",
                tuple: "array", dict: "table"}
+
+
+_MISSING: Any = object()
 
 
 def type_name(value: object) -> str:
@@ -63,81 +63,15 @@ class Table:
 
     def _get(self, name: str, default: Any) -> Any:
         self._seen.add(name)
-        value = self.data.get(name, REQUIRED)
-        if value is REQUIRED:
-            if default is REQUIRED:
+        value = self.data.get(name, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
                 self.fail(name, "is required but missing")
             return default
         return value
 
-    def string(self, name: str, default: Any = REQUIRED, pattern: str | None = None) -> Any:
-        value = self._get(name, default)
-        if value is default and default is not REQUIRED:
-            return value
-        if not isinstance(value, str):
-            self.fail(name, f"expected a string, got {type_name(value)} {value!r}")
-        if pattern is not None and not re.fullmatch(pattern, value):
-            self.fail(name, f"{value!r} does not match {pattern}")
-        return value
-
-    def boolean(self, name: str, default: Any = REQUIRED) -> Any:
-        value = self._get(name, default)
-        if value is default and default is not REQUIRED:
-            return value
-        if not isinstance(value, bool):
-            self.fail(name, f"expected true or false, got {type_name(value)} {value!r}")
-        return value
-
-    def number(
-        self,
-        name: str,
-        default: Any = REQUIRED,
-        *,
-        integer: bool = False,
-        minimum: float | None = None,
-        maximum: float | None = None,
-        exclusive_minimum: bool = False,
-    ) -> Any:
-        value = self._get(name, default)
-        if value is default and default is not REQUIRED:
-            return value
-        allowed = (int,) if integer else (int, float)
-        if isinstance(value, bool) or not isinstance(value, allowed):
-            kind = "an integer" if integer else "a number"
-            self.fail(name, f"expected {kind}, got {type_name(value)} {value!r}")
-        if isinstance(value, float) and not math.isfinite(value):
-            self.fail(name, f"expected a finite number, got {value!r}")
-        if minimum is not None and (value < minimum or (exclusive_minimum and value == minimum)):
-            bound = f"> {minimum}" if exclusive_minimum else f">= {minimum}"
-            self.fail(name, f"{value!r} is out of range: must be {bound}")
-        if maximum is not None and value > maximum:
-            self.fail(name, f"{value!r} is out of range: must be <= {maximum}")
-        return value
-
-    def str_list(self, name: str, default: Any = REQUIRED, choices: tuple[str, ...] = ()) -> Any:
-        value = self._get(name, default)
-        if value is default and default is not REQUIRED:
-            return value
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.fail(name, f"expected an array of strings, got {value!r}")
-        for v in value:
-            if choices and v not in choices:
-                self.fail(name, f"{v!r} is not one of {', '.join(choices)}")
-        return tuple(value)
-
-    def number_list(self, name: str, default: Any = REQUIRED) -> Any:
-        value = self._get(name, default)
-        if value is default and default is not REQUIRED:
-            return value
-        if not isinstance(value, list) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-            self.fail(name, f"expected an array of numbers, got {value!r}")
-        if not all(math.isfinite(v) for v in value):
-            self.fail(name, f"expected finite numbers, got {value!r}")
-        return tuple(float(v) for v in value)
-
     def table(self, name: str, required: bool = False) -> Table:
-        value = self._get(name, REQUIRED if required else {})
+        value = self._get(name, _MISSING if required else {})
         if not isinstance(value, dict):
             self.fail(name, f"expected a table, got {type_name(value)} {value!r}")
         return Table(value, self.file, self.key(name))

@@ -1,18 +1,20 @@
 """Workload definitions in suite.toml: what to send, how fast, and how big.
 
 Kept apart from the runners so that parsing a suite imports neither numpy nor an HTTP stack.
+Each kind is a pydantic model (``TABLES``); ``parse_workload`` looks the kind up there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Literal
 
-from pytest_rocm_llm.config.toml import REQUIRED, Table
+from pydantic import Field, model_validator
+
+from pytest_rocm_llm.config.fields import NumberList, check
+from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
 
 APIS = ("generate", "completions", "chat")
-
-KINDS = ("single_stream", "fixed_rate", "rate_sweep")
 
 
 @dataclass(frozen=True)
@@ -52,51 +54,71 @@ class Workload:
         return n, n * per
 
 
+class _WorkloadTable(TomlTable):
+    """``[workloads.<name>]`` keys every kind reads; each kind's model states its own needs."""
+
+    kind: str
+    profile: str | None = None
+    api: Annotated[str, check(lambda a: a in APIS[:2], lambda a: (
+        f"{a!r}: token-exact workloads use 'generate' or 'completions'"))] = "generate"
+    input_tokens: int = Field(ge=1, le=10_000_000)
+    output_tokens: int = Field(ge=1, le=1_000_000)
+    requests: int = Field(ge=1, le=1_000_000)
+    warmup: int = Field(1, ge=0, le=1000)
+    trials: int = Field(1, ge=1, le=100)
+    seed: int = Field(0, ge=0)
+    cache_hit: float = Field(0.0, ge=0.0, le=0.99)
+    request_rate: float | None = Field(None, gt=0, le=100_000)
+    rates: NumberList = ()
+    ttft_slo_s: float | None = Field(None, gt=0)
+    request_timeout_s: float = Field(600.0, gt=0, le=86400)
+    timeout_s: float | None = Field(None, gt=0, le=7 * 86400)
+    stall_timeout_s: float | None = Field(120.0, gt=0, le=86400)
+    description: str = ""
+
+
+class SingleStreamTable(_WorkloadTable):
+    kind: Literal["single_stream"] = "single_stream"
+
+
+class FixedRateTable(_WorkloadTable):
+    kind: Literal["fixed_rate"] = "fixed_rate"
+
+    @model_validator(mode="after")
+    def _has_a_rate(self) -> FixedRateTable:
+        if self.request_rate is None:
+            raise problem("request_rate", "a fixed_rate workload needs request_rate (req/s)")
+        return self
+
+
+class RateSweepTable(_WorkloadTable):
+    kind: Literal["rate_sweep"] = "rate_sweep"
+
+    @model_validator(mode="after")
+    def _has_rates_and_an_slo(self) -> RateSweepTable:
+        r = self.rates
+        if not r or any(x <= 0 for x in r) or list(r) != sorted(r):
+            raise problem("rates", "a rate_sweep needs increasing positive rates, e.g. [1.0, 2.0]")
+        if self.ttft_slo_s is None:
+            raise problem("ttft_slo_s", "a rate_sweep needs the TTFT SLO that defines saturation")
+        return self
+
+
+# kind -> its table: a new workload kind is one model here (and its runner), no branch in
+# the parser.
+TABLES: dict[str, type[_WorkloadTable]] = {
+    "single_stream": SingleStreamTable, "fixed_rate": FixedRateTable,
+    "rate_sweep": RateSweepTable}
+KINDS = tuple(TABLES)
+
+
 def parse_workload(name: str, t: Table, base: Workload | None = None) -> Workload:
     """A workload from its table; with ``base``, a per-target override of some fields."""
-
-    def d(key: str, fallback: Any = REQUIRED) -> Any:
-        return getattr(base, key) if base is not None else fallback
-
-    kind = t.string("kind", d("kind"))
-    if kind not in KINDS:
+    kind = t.data.get("kind", base.kind if base is not None else None)
+    if kind is None:
+        t.fail("kind", "is required but missing")
+    if kind not in TABLES:
         t.fail("kind", f"{kind!r} is not a workload kind ({', '.join(KINDS)})")
-    w = Workload(
-        name=name,
-        kind=kind,
-        profile=t.string("profile", d("profile", None)),
-        api=t.string("api", d("api", "generate")),
-        input_tokens=t.number("input_tokens", d("input_tokens"), integer=True, minimum=1,
-                              maximum=10_000_000),
-        output_tokens=t.number("output_tokens", d("output_tokens"), integer=True, minimum=1,
-                               maximum=1_000_000),
-        requests=t.number("requests", d("requests"), integer=True, minimum=1,
-                          maximum=1_000_000),
-        warmup=t.number("warmup", d("warmup", 1), integer=True, minimum=0, maximum=1000),
-        trials=t.number("trials", d("trials", 1), integer=True, minimum=1, maximum=100),
-        seed=t.number("seed", d("seed", 0), integer=True, minimum=0),
-        cache_hit=t.number("cache_hit", d("cache_hit", 0.0), minimum=0.0, maximum=0.99),
-        request_rate=t.number("request_rate", d("request_rate", None), minimum=0,
-                              exclusive_minimum=True, maximum=100_000),
-        rates=t.number_list("rates", d("rates", ())),
-        ttft_slo_s=t.number("ttft_slo_s", d("ttft_slo_s", None), minimum=0,
-                            exclusive_minimum=True),
-        request_timeout_s=t.number("request_timeout_s", d("request_timeout_s", 600.0),
-                                   minimum=0, exclusive_minimum=True, maximum=86400),
-        timeout_s=t.number("timeout_s", d("timeout_s", None), minimum=0,
-                           exclusive_minimum=True, maximum=7 * 86400),
-        stall_timeout_s=t.number("stall_timeout_s", d("stall_timeout_s", 120.0), minimum=0,
-                                 exclusive_minimum=True, maximum=86400),
-        description=t.string("description", d("description", "")),
-    )
-    if w.api not in APIS[:2]:
-        t.fail("api", f"{w.api!r}: token-exact workloads use 'generate' or 'completions'")
-    if w.kind == "fixed_rate" and w.request_rate is None:
-        t.fail("request_rate", "a fixed_rate workload needs request_rate (req/s)")
-    if w.kind == "rate_sweep":
-        if not w.rates or any(r <= 0 for r in w.rates) or list(w.rates) != sorted(w.rates):
-            t.fail("rates", "a rate_sweep needs increasing positive rates, e.g. [1.0, 2.0]")
-        if w.ttft_slo_s is None:
-            t.fail("ttft_slo_s", "a rate_sweep needs the TTFT SLO that defines saturation")
-    t.done()
-    return w
+    schema = TABLES[kind]
+    table = validate(schema, t, {**override_of(schema, base, t.data), "kind": kind})
+    return Workload(name=name, **table.model_dump())

@@ -14,7 +14,6 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +23,11 @@ from pytest_rocm_llm.verdicts.gate import BINOMIAL, Gate, Measurement, binomial
 SCHEMA_VERSION = 1
 
 
-@cache
 def schema() -> dict[str, Any]:
-    text = resources.files("pytest_rocm_llm").joinpath("data/baseline.schema.json").read_text()
-    return json.loads(text)
+    """A JSON Schema of the file for editors, generated from the pydantic models."""
+    from pytest_rocm_llm.verdicts.baseline_model import json_schema
+
+    return json_schema()
 
 
 @cache
@@ -78,17 +78,9 @@ def baseline_path(directory: Path, target: str, suite: str) -> Path:
 
 
 def validate(path: Path, data: Any) -> None:
-    import jsonschema
+    from pytest_rocm_llm.verdicts.baseline_model import validate as validate_document
 
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        err = errors[0]
-        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ConfigError(
-            f"{path}: baseline field {where}: {err.message}. Fix the file (schema: "
-            f"pytest_rocm_llm/data/baseline.schema.json) or restore it from version control; "
-            f"it is not overwritten while broken")
+    validate_document(path, data)
 
 
 def load(path: Path) -> BaselineFile | None:
