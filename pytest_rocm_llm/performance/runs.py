@@ -15,7 +15,7 @@ from pathlib import Path
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.once import RunOnce
-from pytest_rocm_llm.performance.metrics import usd_per_million_output_tokens
+from pytest_rocm_llm.performance.metrics import STEADY_WINDOW, usd_per_million_output_tokens
 from pytest_rocm_llm.performance.prompts import load_vocabulary
 from pytest_rocm_llm.performance.records import records_to_csv
 from pytest_rocm_llm.performance.workloads import (
@@ -68,11 +68,14 @@ class WorkloadRuns:
         """The workload's result, run on the first call; a failed run's error again."""
         def run() -> WorkloadResult:
             with self.phases.measure("workload", f"{suite}/{workload.name}"):
-                return self._run(suite, workload, server)
+                return self.run_trial(suite, workload, server)
 
         return self._once.get((suite, workload.name), run)
 
-    def _run(self, suite: str, w: Workload, server: LLMServer) -> WorkloadResult:
+    def run_trial(self, label: str, w: Workload, server: LLMServer) -> WorkloadResult:
+        """Run ``w`` on ``server`` now (no memo), writing its records under ``label``: the
+        shared run of ``get``, and each side of a paired trial."""
+        suite = label
         vocab = load_vocabulary(server.model_path)
         n, tokens = w.expected_tokens
         self.progress(f"[rocm-llm] {suite}/{w.name}: {w.kind} on {server.profile}, "
@@ -101,7 +104,10 @@ class WorkloadRuns:
         stem.with_suffix(".json").write_text(json.dumps(
             {"workload": w.name, "kind": w.kind, "profile": server.profile,
              "metrics": m, "steps": result.steps, "trials": result.trials,
-             "output_speed_definition": "(completion_tokens - 1) / (e2e - TTFT)"},
+             "output_speed_definition": "(completion_tokens - 1) / (e2e - TTFT)",
+             "output_tok_s_definition": "output tokens / wall time of the whole run (ramp-up "
+                                        "and drain included)",
+             "steady_state_definition": STEADY_WINDOW},
             indent=2))
         self.progress(f"[rocm-llm] {suite}/{w.name}: " + summarize(result)
                       + f" (per-request records: {stem.with_suffix('.csv')})")
@@ -123,8 +129,15 @@ def summarize(result: WorkloadResult) -> str:
         parts += [f"{f('output_tok_s', '.1f')} out tok/s", f"TTFT max {f('ttft_max_s', '.2f')} s",
                   f"rate {f('achieved_request_rate', '.3f')} req/s",
                   f"cache hit {f('cache_hit_ratio', '.1%')}"]
+        if m.get("steady_output_tok_s") is not None:
+            parts.append(f"steady state {f('steady_output_tok_s', '.1f')} out tok/s over "
+                         f"{f('steady_window_s', '.0f')} s")
+        parts.append(f"{f('mean_output_tokens', '.0f')} mean output tokens")
     if result.workload.kind == "rate_sweep":
         parts.append(f"saturation {f('saturation_rate', 'g')} req/s")
+        if m.get("capacity_output_tok_s") is not None:
+            parts.append(f"capacity {f('capacity_output_tok_s', '.1f')} out tok/s at "
+                         f"{f('capacity_rate', 'g')} req/s")
     key = "output_speed_tok_s" if result.workload.kind == "single_stream" else "output_tok_s"
     values = [v for t in result.trials if (v := t.get(key)) is not None]
     if len(values) >= 2:

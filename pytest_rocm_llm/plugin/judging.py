@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_rocm_llm.errors import VerdictFailure
+from pytest_rocm_llm.log_tail import file_tail
 from pytest_rocm_llm.plugin import allure as allure_report
 from pytest_rocm_llm.plugin.state import POOL_KEY
-from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values
+from pytest_rocm_llm.redact import redact_argv, redact_env, secret_values
 from pytest_rocm_llm.report.collector import VERDICT_PROPERTY, RunCollector
 from pytest_rocm_llm.verdicts.judge import (
     BaselineCache,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from pytest_rocm_llm.serving.pool import LLMServer
     from pytest_rocm_llm.verdicts.checks import Check
 
-LOG_TAIL_LINES = 200
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,11 @@ def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:
         " ".join(redact_argv(server.argv)) + "\n\nenvironment:\n" + "\n".join(
             f"{k}={v}" for k, v in redact_env(server.env).items()), "text")]
     if server.log_path is not None and server.log_path.is_file():
-        # The engine's own output quotes its arguments (sglang logs server_args).
-        lines = server.log_path.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+        # The engine's own output quotes its arguments (sglang logs server_args): masked.
+        tail = file_tail(server.log_path, secrets=secrets)
         out.append(allure_report.Attachment(
-            f"server log tail ({server.name}, last {len(lines)} lines)",
-            redact_text("\n".join(lines), secrets), "text"))
+            f"server log tail ({server.name}, last {len(tail.splitlines())} lines)", tail,
+            "text"))
     return out
 
 

@@ -126,7 +126,7 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         _remember_info(server)
         used[build] = server
         label = ctx.suite.name if build == BASELINE else f"{ctx.suite.name}@{build}"
-        return runs._run(f"{label}-seed{one.seed}", one, server)
+        return runs.run_trial(f"{label}-seed{one.seed}", one, server)
 
     first = request.config.stash[POOL_KEY].serving_build(ctx.suite.name)
     trials = paired.get(ctx.suite.name, w, run_once, first)

@@ -44,7 +44,8 @@ KIND_ORDER: tuple[ChangeKind, ...] = ("default changed", "version", "set by prof
 VOLATILE = (
     "port", "*_port", "*.port", "*_ports", "pid", "*_pid", "*.pid", "launch_command",
     "startup_time", "startup_time.*", "*.startup_time", "*.startup_time.*",
-    "*.last_gen_throughput", "*.memory_usage.startup_available", "*timestamp*",
+    "*.last_gen_throughput", "*.memory_usage.startup_available", "*.memory_usage.weight",
+    "*timestamp*",
     "model_path", "tokenizer_path", "*_model_path",
 )
 # Lists whose entries (one per scheduler) repeat the top-level fields beside their own.

@@ -37,6 +37,7 @@ from pytest_rocm_llm.correctness.accuracy.config import AccuracyConfig
 from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable
 from pytest_rocm_llm.correctness.accuracy.stats import stderr
 from pytest_rocm_llm.correctness.result import EvalResult
+from pytest_rocm_llm.log_tail import file_tail
 
 SUCCESS = 1.0 - 1e-6  # tau2 counts a simulation as solved when its reward is 1 (float)
 
@@ -181,6 +182,6 @@ def run_tau2(config: AccuracyConfig, agent: Endpoint, user: Endpoint | None, wor
 
 
 def _failed(config: AccuracyConfig, why: str, log_path: Path) -> EvalResult:
-    tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-20:])
+    tail = file_tail(log_path)
     return EvalResult(config.name, "tau2", {"n": 0.0, "failed_requests": 0.0},
                       problems=(f"{why}; log {log_path}, last lines:\n{tail}",))

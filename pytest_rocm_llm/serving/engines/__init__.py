@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pytest_rocm_llm.config.targets import FlagValue
 from pytest_rocm_llm.errors import InfrastructureError
+from pytest_rocm_llm.log_tail import text_tail
 from pytest_rocm_llm.redact import redact_argv
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, li
                           f"(engine: {' '.join(prefix)})") from None
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith(FLAGCHECK_MARK)), None)
     if line is None:
-        tail = "\n".join((out.stderr or out.stdout).splitlines()[-15:])
+        tail = text_tail(out.stderr or out.stdout)
         raise EngineError(f"could not run {label}'s argument parser with {' '.join(prefix)} "
                           f"(exit {out.returncode}):\n{tail}")
     data = json.loads(line[len(FLAGCHECK_MARK):])

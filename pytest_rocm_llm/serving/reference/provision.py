@@ -22,6 +22,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from pytest_rocm_llm.errors import InfrastructureError
+from pytest_rocm_llm.log_tail import file_tail
 
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "sglang-cpu-requirements.txt"
@@ -78,7 +79,7 @@ def _run(argv: list[str], log: Path, what: str, progress: Callable[[str], None],
                 last = time.monotonic()
                 progress(f"[rocm-llm] reference: {what}: {last - t0:.0f} s ...")
     if proc.returncode != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+        tail = file_tail(log)
         raise ProvisionError(f"reference: {what} failed (exit {proc.returncode}); log {log}:\n"
                              f"{tail}")
     progress(f"[rocm-llm] reference: {what} done in {time.monotonic() - t0:.0f} s")
