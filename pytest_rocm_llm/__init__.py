@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _EXPORTS = {
     # serving
-    "LLMServer": "pytest_rocm_llm.serving.pool",
+    "LLMServer": "pytest_rocm_llm.serving.server",
     "ServerPool": "pytest_rocm_llm.serving.pool",
     # clients
     "LLMClient": "pytest_rocm_llm.client.generate",

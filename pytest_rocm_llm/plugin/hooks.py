@@ -95,8 +95,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_rocm_llm.plugin import fixtures
 
     config.pluginmanager.register(fixtures, "rocm_llm_fixtures")
-    # Progress records of the domain modules (stdlib logging), shown live in the terminal.
-    config.pluginmanager.import_plugin("pytest_rocm_llm.plugin.progress")
+    # Progress records of the domain modules (stdlib logging), shown live in the terminal
+    # (registered as a module, once: `-p pytest_rocm_llm.plugin.progress` may have done it).
+    from pytest_rocm_llm.plugin import progress
+
+    if not config.pluginmanager.is_registered(progress):
+        config.pluginmanager.register(progress, "rocm_llm_progress")
     config.pluginmanager.register(_VerdictRecorder(config), "rocm_llm_verdicts")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistController(config), "rocm_llm_xdist")

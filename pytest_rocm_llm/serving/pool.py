@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,40 +50,14 @@ from pytest_rocm_llm.serving.process import (
     ServerProcess,
     ServerStartError,
 )
+from pytest_rocm_llm.serving.server import LLMServer
 
+# LLMServer lives in serving/server.py; imported here too, where most callers look for it.
 log = logging.getLogger(__name__)
 
 
 class SuiteUnavailable(Unavailable):
     """The suite cannot run in this setting (no model, target not supported): a skip."""
-
-
-@dataclass
-class LLMServer:
-    """What a test gets: where the server is and what it is."""
-
-    suite: str
-    profile: str
-    base_url: str
-    engine: str
-    served_model_name: str
-    model_path: str
-    argv: tuple[str, ...]
-    env: Mapping[str, str]
-    engine_version: str
-    process: ServerProcess | None = None  # None when attached to --llm-endpoint
-    log_path: Path | None = None
-    build: str = BASELINE
-
-    @property
-    def name(self) -> str:
-        """suite/profile, with the build named when it is not the baseline."""
-        tail = "" if self.build == BASELINE else f"@{self.build}"
-        return f"{self.suite}/{self.profile}{tail}"
-
-    def check_alive(self) -> None:
-        if self.process is not None:
-            self.process.check_alive()
 
 
 @dataclass

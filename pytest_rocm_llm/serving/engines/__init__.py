@@ -112,13 +112,44 @@ class Engine(Protocol):
         ...
 
 
+class ServerModule:
+    """What every engine adapter shares: a server launched as ``python -m <module>`` with
+    the model, served name, host and port as flags, and its flags checked by the engine's
+    own parser (``check_script``, run inside its environment). Subclasses name the parts."""
+
+    name: str
+    label: str  # the engine's name in messages
+    launch_module: str
+    model_flag: str
+    check_script: str
+
+    def launch_argv(self, prefix: Sequence[str], model_path: str, served_name: str,
+                    host: str, port: int, flags: Mapping[str, FlagValue]) -> list[str]:
+        return [*prefix, "-m", self.launch_module,
+                *self.base_args(model_path, served_name, host, port), *flags_to_argv(flags)]
+
+    def base_args(self, model_path: str, served_name: str, host: str, port: int) -> list[str]:
+        return [self.model_flag, model_path, "--served-model-name", served_name,
+                "--host", host, "--port", str(port)]
+
+    def check_flags(self, prefix: Sequence[str], profiles: Mapping[str, list[str]],
+                    env: Mapping[str, str] | None = None,
+                    timeout_s: float = 300.0) -> tuple[str, list[FlagCheck]]:
+        """Parse every profile's argv with the installed engine's parser. Returns the
+        engine's version and one verdict per profile; raises EngineError if the engine
+        cannot be run."""
+        return run_flag_check(prefix, self.check_script, profiles, env, timeout_s, self.label,
+                              self.name)
+
+
+# engine name -> module and class of its adapter, imported on first use
+ENGINES = {"sglang": ("pytest_rocm_llm.serving.engines.sglang", "SGLang"),
+           "vllm": ("pytest_rocm_llm.serving.engines.vllm", "VLLM")}
+
+
 def get_engine(name: str) -> Engine:
-    if name == "sglang":
-        from pytest_rocm_llm.serving.engines.sglang import SGLang
+    import importlib
 
-        return SGLang()
-    if name == "vllm":
-        from pytest_rocm_llm.serving.engines.vllm import VLLM
-
-        return VLLM()
-    raise KeyError(name)
+    module, cls = ENGINES[name]  # KeyError for an unknown engine, as before
+    engine: Engine = getattr(importlib.import_module(module), cls)()
+    return engine

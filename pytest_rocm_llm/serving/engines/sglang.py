@@ -9,11 +9,10 @@ launcher's argparse parser.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from pytest_rocm_llm.config.targets import FlagValue
 from pytest_rocm_llm.http import sync_client
-from pytest_rocm_llm.serving.engines import FlagCheck, flags_to_argv, run_flag_check
+from pytest_rocm_llm.serving.engines import ServerModule
 from pytest_rocm_llm.serving.speculation import SpecCounters
 
 # Runs inside the engine's environment (by ``python -c``, so it works through a container
@@ -55,27 +54,13 @@ print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"version": version, "results": resu
 """
 
 
-class SGLang:
+class SGLang(ServerModule):
     name = "sglang"
+    label = "sglang"
     health_path = "/health_generate"
-
-    def launch_argv(self, prefix: Sequence[str], model_path: str, served_name: str,
-                    host: str, port: int, flags: Mapping[str, FlagValue]) -> list[str]:
-        return [*prefix, "-m", "sglang.launch_server", *self.base_args(
-            model_path, served_name, host, port), *flags_to_argv(flags)]
-
-    @staticmethod
-    def base_args(model_path: str, served_name: str, host: str, port: int) -> list[str]:
-        return ["--model-path", model_path, "--served-model-name", served_name,
-                "--host", host, "--port", str(port)]
-
-    def check_flags(self, prefix: Sequence[str], profiles: Mapping[str, list[str]],
-                    env: Mapping[str, str] | None = None,
-                    timeout_s: float = 300.0) -> tuple[str, list[FlagCheck]]:
-        """Parse every profile's argv with the installed sglang's parser. Returns the sglang
-        version and one verdict per profile; raises EngineError if sglang cannot be run."""
-        return run_flag_check(prefix, _CHECK_SCRIPT, profiles, env, timeout_s, "sglang",
-                              "sglang")
+    launch_module = "sglang.launch_server"
+    model_flag = "--model-path"
+    check_script = _CHECK_SCRIPT
 
     def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict:
         with sync_client(timeout_s=30.0, headers=headers) as client:

@@ -11,11 +11,10 @@ whose parser is ``make_arg_parser(FlexibleArgumentParser(...))`` from
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
-from pytest_rocm_llm.config.targets import FlagValue
 from pytest_rocm_llm.http import sync_client
-from pytest_rocm_llm.serving.engines import FlagCheck, flags_to_argv, run_flag_check
+from pytest_rocm_llm.serving.engines import ServerModule
 from pytest_rocm_llm.serving.speculation import SpecCounters
 
 # Counters registered by vllm/v1/spec_decode/metrics.py (SpecDecodingProm); the exposition
@@ -65,27 +64,13 @@ print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"version": version, "results": resu
 """
 
 
-class VLLM:
+class VLLM(ServerModule):
     name = "vllm"
+    label = "vLLM"
     health_path = "/health"
-
-    def launch_argv(self, prefix: Sequence[str], model_path: str, served_name: str,
-                    host: str, port: int, flags: Mapping[str, FlagValue]) -> list[str]:
-        return [*prefix, "-m", "vllm.entrypoints.openai.api_server", *self.base_args(
-            model_path, served_name, host, port), *flags_to_argv(flags)]
-
-    @staticmethod
-    def base_args(model_path: str, served_name: str, host: str, port: int) -> list[str]:
-        return ["--model", model_path, "--served-model-name", served_name,
-                "--host", host, "--port", str(port)]
-
-    def check_flags(self, prefix: Sequence[str], profiles: Mapping[str, list[str]],
-                    env: Mapping[str, str] | None = None,
-                    timeout_s: float = 300.0) -> tuple[str, list[FlagCheck]]:
-        """Parse every profile's argv with the installed vLLM's parser. Returns the vLLM
-        version and one verdict per profile; raises EngineError if vLLM cannot be run."""
-        return run_flag_check(prefix, _CHECK_SCRIPT, profiles, env, timeout_s, "vLLM",
-                              "vllm")
+    launch_module = "vllm.entrypoints.openai.api_server"
+    model_flag = "--model"
+    check_script = _CHECK_SCRIPT
 
     def server_info(self, base_url: str, headers: Mapping[str, str] | None = None) -> dict:
         """``version`` from ``/version``; ``served_model_name`` and ``model_path`` from the
