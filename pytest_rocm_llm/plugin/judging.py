@@ -21,6 +21,7 @@ from pytest_rocm_llm.plugin import allure as allure_report
 from pytest_rocm_llm.plugin.state import POOL_KEY
 from pytest_rocm_llm.redact import redact_argv, redact_env, secret_values
 from pytest_rocm_llm.report.collector import VERDICT_PROPERTY, RunCollector
+from pytest_rocm_llm.report.paired_table import recording_mode
 from pytest_rocm_llm.verdicts.judge import (
     BaselineCache,
     Outcome,
@@ -192,8 +193,9 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
         raise  # unreachable: pytest.fail raised
     artifacts = runs.artifacts(ctx.suite.name, w.name)
     outcome = judge_workload(check, result, ctx.suite, ctx.target, server, ctx.baselines,
-                             ctx.mode, provenance_of(ctx, server), request.node.nodeid,
-                             artifacts, reference)
+                             recording_mode(ctx.mode, paired, ctx.settings.inconclusive),
+                             provenance_of(ctx, server), request.node.nodeid, artifacts,
+                             reference)
 
     def attachments() -> list[allure_report.Attachment]:
         out = [a for srv in (both.values() or [server]) for a in server_attachments(srv)]
@@ -256,7 +258,8 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     server = servers(profile, candidate) if candidate is not None else servers(profile)
     artifacts = evals.artifacts(ctx.suite.name, config.name)
     outcome = judge_eval(check, result, ctx.suite, ctx.target, server, ctx.baselines,
-                         ctx.mode, provenance_of(ctx, server), request.node.nodeid, artifacts)
+                         recording_mode(ctx.mode, paired, ctx.settings.inconclusive),
+                         provenance_of(ctx, server), request.node.nodeid, artifacts)
     shown = [server] if candidate is None else [base_server, server]
     return finish(request, ctx, outcome, lambda: [
         a for srv in shown for a in server_attachments(srv)] + eval_attachments(result), paired)

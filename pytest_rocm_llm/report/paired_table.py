@@ -76,3 +76,15 @@ def paired_exit_status(rows: Sequence[PairedVerdict],
     """True when the run must FAIL (exit status 1): any "regressed", or any "inconclusive"
     under the default policy. False: the candidate may go ahead."""
     return bool(paired_failures(rows, inconclusive))
+
+
+def recording_mode(mode: str, verdict: PairedVerdict | None,
+                   inconclusive: InconclusivePolicy = "fail") -> str:
+    """The baseline mode a paired check is judged with: ``--llm-update-baselines`` /
+    ``--llm-regen-all`` store the candidate's values only where the candidate passed its
+    pair; a regressed (or, unless told otherwise, undecided) check keeps the stored baseline
+    it is judged against ("check")."""
+    if verdict is None or mode == "check":
+        return mode
+    return "check" if paired_failures([verdict], inconclusive) else mode
+

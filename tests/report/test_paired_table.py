@@ -11,6 +11,7 @@ from pytest_rocm_llm.report.paired_table import (
     format_paired_table,
     paired_exit_status,
     paired_failures,
+    recording_mode,
 )
 from pytest_rocm_llm.verdicts.paired import (
     PairedVerdict,
@@ -76,3 +77,20 @@ def test_all_pass_is_success() -> None:
 def test_a_bad_inconclusive_policy_names_the_option() -> None:
     with pytest.raises(ConfigError, match="--llm-inconclusive"):
         paired_exit_status([SAME], inconclusive="maybe")  # type: ignore[arg-type]
+
+
+def test_a_paired_run_stores_the_candidate_only_where_it_passed_its_pair() -> None:
+    # --llm-update-baselines / --llm-regen-all in a paired run: the candidate becomes the
+    # stored baseline for a check only when its paired verdict lets it go ahead
+    assert SAME.status == "pass" and SLOWER.status == "regressed"
+    assert recording_mode("update", SAME) == "update"
+    assert recording_mode("regen", SAME) == "regen"
+    assert recording_mode("update", SLOWER) == "check"
+    assert recording_mode("regen", SLOWER) == "check"
+    assert NOISY.status == "inconclusive"
+    assert recording_mode("update", NOISY) == "check"
+    assert recording_mode("update", NOISY, "pass") == "update"
+    # a plain run and a checking run are untouched
+    assert recording_mode("update", None) == "update"
+    assert recording_mode("check", SLOWER) == "check"
+
