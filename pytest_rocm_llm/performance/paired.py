@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
 from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.once import RunOnce
 from pytest_rocm_llm.performance.workloads import WorkloadResult
 from pytest_rocm_llm.progress_log import report
 from pytest_rocm_llm.verdicts.paired import balanced_order
@@ -67,12 +68,12 @@ class PairedTrials:
                               problems)
 
 
-RunOnce = Callable[[str, Workload], WorkloadResult]  # (build name, one trial's workload)
+RunTrial = Callable[[str, Workload], WorkloadResult]  # (build name, one trial's workload)
 
 
-def run_paired(w: Workload, trials: int, run_once: RunOnce, running: str | None = None,
+def run_paired(w: Workload, trials: int, run_trial: RunTrial, running: str | None = None,
                progress: Callable[[str], None] | None = None) -> PairedTrials:
-    """``trials`` runs of ``w`` per build in oriented balanced order; ``run_once(build, wl)``
+    """``trials`` runs of ``w`` per build in oriented balanced order; ``run_trial(build, wl)``
     runs one trial on that build's server (the caller's pool makes it the only one up)."""
     order = oriented_order(trials, running)
     done: dict[str, list[WorkloadResult]] = {"A": [], "B": []}
@@ -81,7 +82,7 @@ def run_paired(w: Workload, trials: int, run_once: RunOnce, running: str | None 
         one = replace(w, seed=w.seed + TRIAL_SEED_STEP * i, trials=1)
         report(log, f"{w.name}: paired trial {slot + 1}/{len(order)} on the "
                     f"{BUILD_OF[side]} build (trial {i + 1}, seed {one.seed})", progress)
-        done[side].append(run_once(BUILD_OF[side], one))
+        done[side].append(run_trial(BUILD_OF[side], one))
     return PairedTrials(w, tuple(order), tuple(done["A"]), tuple(done["B"]))
 
 
@@ -91,26 +92,16 @@ class PairedRuns:
 
     trials: int
     progress: Callable[[str], None] | None = None
-    _results: dict[tuple[str, str], PairedTrials] = field(default_factory=dict)
-    _errors: dict[tuple[str, str], Exception] = field(default_factory=dict)
+    _once: RunOnce[tuple[str, str], PairedTrials] = field(default_factory=RunOnce)
 
-    def get(self, suite: str, w: Workload, run_once: RunOnce,
+    def get(self, suite: str, w: Workload, run_trial: RunTrial,
             running: str | None = None) -> PairedTrials:
-        key = (suite, w.name)
-        if key in self._errors:
-            raise self._errors[key]
-        if key not in self._results:
-            try:
-                self._results[key] = run_paired(w, self.trials, run_once, running,
-                                                self.progress)
-            except Exception as exc:
-                self._errors[key] = exc
-                raise
-        return self._results[key]
+        return self._once.get((suite, w.name), lambda: run_paired(
+            w, self.trials, run_trial, running, self.progress))
 
     @property
     def results(self) -> dict[tuple[str, str], PairedTrials]:
-        return dict(self._results)
+        return self._once.results
 
 
 def slots(order: Sequence[str]) -> int:

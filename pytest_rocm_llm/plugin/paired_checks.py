@@ -121,7 +121,7 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
 
     used = _USED.setdefault((ctx.suite.name, w.name), {})
 
-    def run_once(build: str, one: Any) -> Any:
+    def run_trial(build: str, one: Any) -> Any:
         server = servers(profile, builds[build])
         _remember_info(server)
         used[build] = server
@@ -129,7 +129,7 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         return runs.run_trial(f"{label}-seed{one.seed}", one, server)
 
     first = request.config.stash[POOL_KEY].serving_build(ctx.suite.name)
-    trials = paired.get(ctx.suite.name, w, run_once, first)
+    trials = paired.get(ctx.suite.name, w, run_trial, first)
     entry = {f"{ctx.suite.name}/{w.name}": {
         "order": "-".join(trials.order),
         "baseline_trials": [dict(r.metrics) for r in trials.baseline],
