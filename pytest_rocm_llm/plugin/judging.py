@@ -67,6 +67,14 @@ class CheckContext:
     def mode(self) -> Mode:
         return self.settings.baseline_mode  # type: ignore[return-value]
 
+    def recording_mode(self, paired: PairedVerdict | None) -> Mode:
+        """The baseline mode a check is judged with (a paired run stores the candidate only
+        where it passed its pair)."""
+        if paired is None:
+            return self.mode
+        return recording_mode(self.mode, paired,  # type: ignore[return-value]
+                              self.settings.inconclusive)
+
 
 def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
     return collect(
@@ -193,7 +201,7 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
         raise  # unreachable: pytest.fail raised
     artifacts = runs.artifacts(ctx.suite.name, w.name)
     outcome = judge_workload(check, result, ctx.suite, ctx.target, server, ctx.baselines,
-                             recording_mode(ctx.mode, paired, ctx.settings.inconclusive),
+                             ctx.recording_mode(paired),
                              provenance_of(ctx, server), request.node.nodeid, artifacts,
                              reference)
 
@@ -258,7 +266,7 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     server = servers(profile, candidate) if candidate is not None else servers(profile)
     artifacts = evals.artifacts(ctx.suite.name, config.name)
     outcome = judge_eval(check, result, ctx.suite, ctx.target, server, ctx.baselines,
-                         recording_mode(ctx.mode, paired, ctx.settings.inconclusive),
+                         ctx.recording_mode(paired),
                          provenance_of(ctx, server), request.node.nodeid, artifacts)
     shown = [server] if candidate is None else [base_server, server]
     return finish(request, ctx, outcome, lambda: [

@@ -61,7 +61,8 @@ class BaselineEntry:
 
     @property
     def provenance(self) -> Mapping[str, Any]:
-        return self.data["provenance"]
+        provenance: Mapping[str, Any] = self.data["provenance"]
+        return provenance
 
 
 @dataclass(frozen=True)

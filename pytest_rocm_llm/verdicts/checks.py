@@ -25,6 +25,7 @@ from pytest_rocm_llm.performance.records import RequestRecord
 from pytest_rocm_llm.verdicts.gate import (
     Gate,
     Measurement,
+    between_runs,
     binomial_stderr,
     gate_kind_for,
     stderr_of_mean,
@@ -333,9 +334,9 @@ def measure(check: Check, result: WorkloadResult) -> Measurement:
     else from the per-request values the metric summarizes."""
     value = result.metrics[check.metric]
     assert value is not None
-    trials = [t[check.metric] for t in result.trials if t.get(check.metric) is not None]
-    if len(trials) >= 2:
-        return Measurement(float(value), len(trials), stderr_of_mean(trials))
+    trials = [float(v) for t in result.trials if (v := t.get(check.metric)) is not None]
+    if len(trials) >= 2:  # the spread between runs, the only one a baseline gate may use
+        return between_runs(trials, len(result.records))
     ok = [r for r in result.records if r.ok]
     if check.metric == "success_ratio":
         return Measurement(float(value), len(result.records),

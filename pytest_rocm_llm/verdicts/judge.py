@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.serving.engines import flags_to_argv
+from pytest_rocm_llm.standard_error import sample_sd
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry, BaselineFile, baseline_path, load
 from pytest_rocm_llm.verdicts.checks import (
     UNITS,
@@ -31,7 +32,6 @@ from pytest_rocm_llm.verdicts.gate import (
     Measurement,
     between_runs,
     binomial,
-    sample_sd,
 )
 from pytest_rocm_llm.verdicts.verdict import CheckSpec, Decision, Mode, Verdict, decide
 
