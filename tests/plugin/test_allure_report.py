@@ -110,11 +110,11 @@ def test_result_files_carry_labels_values_and_attachments(report_run):
     params = {p["name"]: p["value"] for p in speed["parameters"]}
     assert "default" in params["profile"] and "decode" in params["workload"]
     names = {a["name"]: a for a in speed["attachments"]}
-    for want in ("server argv (default)", "metrics (decode)", "per-request records (decode)",
+    for want in ("server argv (report/default)", "metrics (decode)", "per-request records (decode)",
                  "latency histogram (decode)"):
         assert want in names, sorted(names)
-    assert any(n.startswith("server log tail (default") for n in names)
-    argv = (alluredir / names["server argv (default)"]["source"]).read_text()
+    assert any(n.startswith("server log tail (report/default") for n in names)
+    argv = (alluredir / names["server argv (report/default)"]["source"]).read_text()
     assert "HF_TOKEN=***" in argv and "hf-do-not-leak" not in argv
     png = alluredir / names["latency histogram (decode)"]["source"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

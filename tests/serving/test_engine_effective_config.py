@@ -47,8 +47,8 @@ def test_an_overridden_flag_fails_the_profile_and_the_reference_flags_verify_cle
         seen.append(original_args(self, base_url, headers))
         return seen[-1]
 
-    def launch(self, s, p, state):
-        launched.append(original_launch(self, s, p, state))
+    def launch(self, s, p, state, build):
+        launched.append(original_launch(self, s, p, state, build))
         return launched[-1]
 
     monkeypatch.setattr(SGLang, "resolved_args", resolved_args)
