@@ -44,7 +44,8 @@ from pytest_rocm_llm.config.suite import Suite, load_suite  # noqa: E402
 from pytest_rocm_llm.config.targets import TARGETS, Target  # noqa: E402
 from pytest_rocm_llm.performance.prompts import load_vocabulary  # noqa: E402
 from pytest_rocm_llm.performance.workloads import run_workload  # noqa: E402
-from pytest_rocm_llm.serving.pool import LLMServer, ServerPool  # noqa: E402
+from pytest_rocm_llm.serving.pool import ServerPool  # noqa: E402
+from pytest_rocm_llm.serving.server import LLMServer  # noqa: E402
 
 SUITE = ROOT / "suites/smoke/suite.toml"
 PROFILES = {"sglang": "reference", "vllm": "spec-reference"}

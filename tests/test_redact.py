@@ -208,7 +208,6 @@ def test_server_log_header_failure_tails_and_attachments_show_no_planted_secret(
         tmp_path: Path) -> None:
     from pytest_rocm_llm.plugin.judging import server_attachments
     from pytest_rocm_llm.serving.diagnosis import infrastructure_failure
-    from pytest_rocm_llm.serving.pool import LLMServer
     from pytest_rocm_llm.serving.ports import claim_port, release_port
     from pytest_rocm_llm.serving.process import (
         LaunchSpec,
@@ -216,6 +215,7 @@ def test_server_log_header_failure_tails_and_attachments_show_no_planted_secret(
         ServerStartError,
         log_tail,
     )
+    from pytest_rocm_llm.serving.server import LLMServer
 
     port = claim_port()
     try:

@@ -13,7 +13,7 @@ import httpx
 
 from pytest_rocm_llm.client.request_bodies import PATHS, generate_body
 from pytest_rocm_llm.http import sync_client
-from pytest_rocm_llm.serving.pool import LLMServer
+from pytest_rocm_llm.serving.server import LLMServer
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,6 @@ _TYPE_NAMES = {bool: "boolean", int: "integer", float: "float", str: "string", l
                tuple: "array", dict: "table"}
 
 
-_MISSING: Any = object()
-
 
 def type_name(value: object) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
@@ -57,24 +55,6 @@ class Table:
     def fail(self, name: str | None, message: str) -> NoReturn:
         where = f"key '{self.key(name)}'" if name is not None else f"table [{self.path}]"
         raise ConfigError(f"{self.file}: {where}: {message}")
-
-    # -- typed reads of the hand-written schema, kept while config/workload.py still uses
-    # them (it is converted once its open change lands); nothing else calls them.
-
-    def _get(self, name: str, default: Any) -> Any:
-        self._seen.add(name)
-        value = self.data.get(name, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                self.fail(name, "is required but missing")
-            return default
-        return value
-
-    def table(self, name: str, required: bool = False) -> Table:
-        value = self._get(name, _MISSING if required else {})
-        if not isinstance(value, dict):
-            self.fail(name, f"expected a table, got {type_name(value)} {value!r}")
-        return Table(value, self.file, self.key(name))
 
     def subtables(self) -> Iterator[tuple[str, Table]]:
         """Every key of this table, each of which must itself be a table."""

@@ -21,7 +21,7 @@ from pytest_rocm_llm.errors import Unavailable
 from pytest_rocm_llm.once import RunOnce
 from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.progress_log import progress_to
-from pytest_rocm_llm.serving.pool import LLMServer
+from pytest_rocm_llm.serving.server import LLMServer
 from pytest_rocm_llm.serving.speculation import SpecCounters
 
 log = logging.getLogger(__name__)

@@ -26,8 +26,8 @@ from pytest_rocm_llm.performance.workloads import (
 )
 from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.progress_log import progress_to
-from pytest_rocm_llm.serving.pool import LLMServer
 from pytest_rocm_llm.serving.process import ServerError, log_tail
+from pytest_rocm_llm.serving.server import LLMServer
 from pytest_rocm_llm.verdicts.gate import sample_sd
 
 log = logging.getLogger(__name__)

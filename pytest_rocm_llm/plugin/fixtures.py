@@ -27,7 +27,9 @@ from pytest_rocm_llm.plugin.state import (
     usage_errors,
 )
 from pytest_rocm_llm.serving.diagnosis import infrastructure_errors, infrastructure_failure
-from pytest_rocm_llm.serving.pool import ConfigProblem, LLMServer, ServerPool
+from pytest_rocm_llm.serving.launch import ConfigProblem
+from pytest_rocm_llm.serving.pool import ServerPool
+from pytest_rocm_llm.serving.server import LLMServer
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.correctness.runs import EvalRuns

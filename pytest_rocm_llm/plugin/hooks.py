@@ -41,7 +41,7 @@ from pytest_rocm_llm.report.collector import (
     paired_from_json,
 )
 from pytest_rocm_llm.serving.diagnosis import diagnosis
-from pytest_rocm_llm.verdicts.judge import BaselineCache
+from pytest_rocm_llm.verdicts.baselines import BaselineCache
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.report.plan_status import Blocker
@@ -211,7 +211,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
         suites = {id(x): x for item in session.items if (x := item.stash.get(SUITE_KEY, None))}
         tr = config.pluginmanager.get_plugin("terminalreporter")
-        blockers = print_plans(list(suites.values()), s.target, s, tr, progress_writer(config))
+        blockers = print_plans(list(suites.values()), s.target, s, tr, progress_writer(config),
+                               config.stash[BASELINES_KEY])
         blockers += _plan_preflight(config, session.items, s)
         from pytest_rocm_llm.report.plan_status import plan_status, status_lines
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_rocm_llm.serving.pool import LLMServer
+    from pytest_rocm_llm.serving.server import LLMServer
 
 hookspec = pytest.hookspec
 

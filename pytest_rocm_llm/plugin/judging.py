@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from pytest_rocm_llm.performance.paired import PairedRuns
     from pytest_rocm_llm.performance.runs import WorkloadRuns
     from pytest_rocm_llm.performance.workloads import WorkloadResult
-    from pytest_rocm_llm.serving.pool import LLMServer
+    from pytest_rocm_llm.serving.server import LLMServer
     from pytest_rocm_llm.verdicts.checks import Check
 
 
@@ -231,7 +231,7 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
                    servers: Callable[..., LLMServer], evals: EvalRuns) -> float | None:
     from pytest_rocm_llm.config.evals import profiles_of
     from pytest_rocm_llm.correctness.runs import EvalUnavailable
-    from pytest_rocm_llm.serving.pool import ConfigProblem
+    from pytest_rocm_llm.serving.launch import ConfigProblem
 
     assert check.eval is not None
     config = ctx.suite.eval_for(check.eval, ctx.target)

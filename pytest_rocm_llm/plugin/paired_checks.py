@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pytest_rocm_llm.performance.paired import PairedRuns
     from pytest_rocm_llm.performance.runs import WorkloadRuns
     from pytest_rocm_llm.plugin.judging import CheckContext
-    from pytest_rocm_llm.serving.pool import LLMServer
+    from pytest_rocm_llm.serving.server import LLMServer
     from pytest_rocm_llm.verdicts.checks import Check
 
 Servers = Callable[..., "LLMServer"]  # (profile, build) -> the build's server of the profile

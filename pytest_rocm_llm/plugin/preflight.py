@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from pytest_rocm_llm.config.settings import Settings
     from pytest_rocm_llm.config.suite import Suite
     from pytest_rocm_llm.config.targets import Target
+    from pytest_rocm_llm.verdicts.baselines import BaselineCache
     from pytest_rocm_llm.verdicts.checks import Check
-    from pytest_rocm_llm.verdicts.judge import BaselineCache
 
 
 def load_baselines(suites: Iterable[Suite], target: Target, baselines: BaselineCache) -> None:
@@ -44,7 +44,7 @@ def unjudgeable(checks: Iterable[tuple[Suite, Check]], target: Target,
                 settings: Settings) -> list[str]:
     """One line per check that will not be judged for want of data or a tool (each eval's
     inputs checked once)."""
-    from pytest_rocm_llm.serving.pool import model_problem
+    from pytest_rocm_llm.serving.launch import model_problem
 
     problems: dict[tuple[str, str], str | None] = {}
     models: dict[str, str | None] = {}

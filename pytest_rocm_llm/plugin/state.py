@@ -14,7 +14,7 @@ from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.report.collector import RunCollector
 from pytest_rocm_llm.serving.pool import ServerPool
-from pytest_rocm_llm.verdicts.judge import BaselineCache
+from pytest_rocm_llm.verdicts.baselines import BaselineCache
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.correctness.runs import EvalRuns  # noqa: F401  (named in the keys' type arguments)

@@ -29,8 +29,7 @@ from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
 from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, get_engine
 from pytest_rocm_llm.serving.launch import check_argvs, local_model_path
 from pytest_rocm_llm.serving.pool import ServerPool, SuiteUnavailable
-from pytest_rocm_llm.verdicts.baselines import BaselineFile, baseline_path
-from pytest_rocm_llm.verdicts.baselines import load as load_baselines
+from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineFile
 from pytest_rocm_llm.verdicts.power import describe_gate
 
 PORT = "<port>"
@@ -135,11 +134,12 @@ def _verdict(name: str, engine: str, results: Mapping[str, FlagCheck] | None,
     return "not checked"
 
 
-def _stored_baselines(settings: Settings, target: Target, suite: Suite) -> BaselineFile | None:
+def _stored_baselines(baselines: BaselineCache, target: Target,
+                      suite: Suite) -> BaselineFile | None:
     """The suite's stored baselines for the plan's gate lines; a broken file is the plan's
     blocker (exit 12, plan_status), not a reason to stop drawing the plan."""
     try:
-        return load_baselines(baseline_path(settings.baselines_dir, target.name, suite.name))
+        return baselines.get(target.name, suite.name)[1]
     except ConfigError:
         return None
 
@@ -147,7 +147,8 @@ def _stored_baselines(settings: Settings, target: Target, suite: Suite) -> Basel
 def render_plan(suite: Suite, target: Target, settings: Settings,
                 flag_results: Mapping[str, FlagCheck] | None, flag_error: str | None,
                 *, engine_version: str | None = None,
-                environ: Mapping[str, str] | None = None) -> str:
+                environ: Mapping[str, str] | None = None,
+                baselines: BaselineCache | None = None) -> str:
     """The plan of ``suite`` on ``target`` as text: target, model, each profile's command line,
     environment and flag verdict, workloads with their sizes, checks with floors and sources,
     and what needs attention before a run."""
@@ -267,7 +268,7 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
     checks = suite.checks_for(target)
     if not checks:
         w("  (none)")
-    stored = _stored_baselines(settings, target, suite)
+    stored = _stored_baselines(baselines or BaselineCache(settings.baselines_dir), target, suite)
     for check in checks:
         unit = f" {check.unit}" if check.unit else ""
         bounds = []
@@ -338,7 +339,7 @@ def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
 def blockers_of(suite: Suite, target: Target, settings: Settings,
                 report: FlagReport) -> list[Blocker]:
     """What in a suite's plan stops its run before any launch (see plan_status)."""
-    from pytest_rocm_llm.serving.pool import model_problem
+    from pytest_rocm_llm.serving.launch import model_problem
 
     out: list[Blocker] = []
     for name, check in sorted((report.results or {}).items()):
@@ -356,14 +357,16 @@ def blockers_of(suite: Suite, target: Target, settings: Settings,
 
 
 def print_plans(suites: list[Suite], target: Target, settings: Settings,
-                tr: Any, progress: Callable[[str], None]) -> list[Blocker]:
+                tr: Any, progress: Callable[[str], None],
+                baselines: BaselineCache | None = None) -> list[Blocker]:
     """--llm-plan: each suite's plan as a terminal section; no server, no test. Returns what
-    blocks the run (the caller adds the pre-launch checks and sets the exit status)."""
+    blocks the run (the caller adds the pre-launch checks and sets the exit status).
+    ``baselines``: the run's cache, so the pre-launch checks read each file no second time."""
     blockers: list[Blocker] = []
     for suite in suites:
         report = gather_flag_checks(suite, target, settings, progress)
         text = render_plan(suite, target, settings, report.results, report.error,
-                           engine_version=report.version)
+                           engine_version=report.version, baselines=baselines)
         tr.section(f"rocm-llm plan: {suite.name} on {target.name}")
         for line in text.splitlines():
             tr.write_line(line)

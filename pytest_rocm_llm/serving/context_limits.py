@@ -146,9 +146,7 @@ def check_served(name: str, lengths: tuple[int, ...], max_tokens: int, endpoint:
                  model_dir: str | Path) -> None:
     """Raise ConfigProblem before the first request when a length cannot fit the running
     server's context."""
-    from pytest_rocm_llm.serving.pool import (
-        ConfigProblem,  # here: pool imports suite_config, which imports us
-    )
+    from pytest_rocm_llm.serving.launch import ConfigProblem  # here: launch imports config
 
     served = served_context(endpoint)
     trained = model_context(model_dir)

@@ -19,7 +19,7 @@ from pytest_rocm_llm.serving.launch import ConfigProblem
 from pytest_rocm_llm.serving.process import ServerDied
 
 if TYPE_CHECKING:
-    from pytest_rocm_llm.serving.pool import LLMServer
+    from pytest_rocm_llm.serving.server import LLMServer
 
 
 class EffectiveConfigMismatch(ConfigProblem):

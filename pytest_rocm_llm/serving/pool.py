@@ -34,12 +34,7 @@ from pytest_rocm_llm.progress_log import progress_to
 from pytest_rocm_llm.redact import redact_text, secret_values
 from pytest_rocm_llm.serving import launch
 from pytest_rocm_llm.serving.engines import EngineError, get_engine
-from pytest_rocm_llm.serving.launch import (  # noqa: F401  (re-exported: callers import them here)
-    ConfigProblem,
-    local_model_path,
-    model_missing,
-    model_problem,
-)
+from pytest_rocm_llm.serving.launch import ConfigProblem, local_model_path, model_missing
 from pytest_rocm_llm.serving.launched import EffectiveConfigMismatch, verify_launched
 from pytest_rocm_llm.serving.parking import park, resume
 from pytest_rocm_llm.serving.ports import claim_port, release_port
@@ -48,11 +43,9 @@ from pytest_rocm_llm.serving.process import (
     ServerDied,
     ServerError,
     ServerProcess,
-    ServerStartError,
 )
 from pytest_rocm_llm.serving.server import LLMServer
 
-# LLMServer lives in serving/server.py; imported here too, where most callers look for it.
 log = logging.getLogger(__name__)
 
 
@@ -393,4 +386,4 @@ class ServerPool:
             raise
 
 
-__all__ = ["ServerPool", "LLMServer", "SuiteUnavailable", "ConfigProblem", "ServerStartError"]
+__all__ = ["ServerPool", "SuiteUnavailable"]

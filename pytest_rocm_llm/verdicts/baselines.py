@@ -165,3 +165,17 @@ def apply_updates(path: Path, suite: str, target: str,
     validate(path, data)  # never write what could not be read back
     write_atomic(path, data)
     return changes
+
+
+@dataclass
+class BaselineCache:
+    """Each baseline file read once per process (writes happen only at the end)."""
+
+    directory: Path
+    _files: dict[Path, BaselineFile | None] = field(default_factory=dict)
+
+    def get(self, target: str, suite: str) -> tuple[Path, BaselineFile | None]:
+        path = baseline_path(self.directory, target, suite)
+        if path not in self._files:
+            self._files[path] = load(path)  # ConfigError naming file and field when broken
+        return path, self._files[path]

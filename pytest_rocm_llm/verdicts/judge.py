@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.serving.engines import flags_to_argv
 from pytest_rocm_llm.standard_error import sample_sd
-from pytest_rocm_llm.verdicts.baselines import BaselineEntry, BaselineFile, baseline_path, load
+from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineEntry
 from pytest_rocm_llm.verdicts.checks import (
     UNITS,
     Check,
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from pytest_rocm_llm.config.suite import Suite
     from pytest_rocm_llm.config.targets import Target
     from pytest_rocm_llm.performance.workloads import WorkloadResult
-    from pytest_rocm_llm.serving.pool import LLMServer
+    from pytest_rocm_llm.serving.server import LLMServer
 
 
 class BaselineGateFailed(VerdictFailure):
@@ -48,20 +47,6 @@ class BaselineGateFailed(VerdictFailure):
 
 class BaselineRecorded(VerdictFailure):
     """A baseline was written (missing, or --llm-update-baselines): review it, run again."""
-
-
-@dataclass
-class BaselineCache:
-    """Each baseline file read once per process (writes happen only at the end)."""
-
-    directory: Path
-    _files: dict[Path, BaselineFile | None] = field(default_factory=dict)
-
-    def get(self, target: str, suite: str) -> tuple[Path, BaselineFile | None]:
-        path = baseline_path(self.directory, target, suite)
-        if path not in self._files:
-            self._files[path] = load(path)  # ConfigError naming file and field when broken
-        return path, self._files[path]
 
 
 def category(feature: str, kind: str | None) -> str:

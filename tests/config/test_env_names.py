@@ -13,7 +13,8 @@ import pytest
 from pytest_rocm_llm.config.settings import OPTIONS, Settings
 from pytest_rocm_llm.config.suite import load_suite, parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
-from pytest_rocm_llm.serving.pool import ConfigProblem, ServerPool
+from pytest_rocm_llm.serving.launch import ConfigProblem
+from pytest_rocm_llm.serving.pool import ServerPool
 
 ROOT = Path(__file__).resolve().parents[2]
 

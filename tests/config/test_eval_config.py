@@ -84,8 +84,9 @@ def test_target_override_of_an_eval():
 
 
 def _judge(result, check_name: str, tmp_path: Path):
-    from pytest_rocm_llm.serving.pool import LLMServer
-    from pytest_rocm_llm.verdicts.judge import BaselineCache, judge_eval
+    from pytest_rocm_llm.serving.server import LLMServer
+    from pytest_rocm_llm.verdicts.baselines import BaselineCache
+    from pytest_rocm_llm.verdicts.judge import judge_eval
 
     s = parse(BASE)
     check = {c.name: c for c in s.checks_for(TARGETS["cpu"])}[check_name]

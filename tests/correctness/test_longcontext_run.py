@@ -22,7 +22,7 @@ from pytest_rocm_llm.correctness.long_context import (
     run_long_context,
 )
 from pytest_rocm_llm.serving.context_limits import check_served
-from pytest_rocm_llm.serving.pool import ConfigProblem
+from pytest_rocm_llm.serving.launch import ConfigProblem
 from tests.toy_engine import serving
 
 Answer = Callable[[list[int]], str]

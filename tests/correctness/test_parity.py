@@ -22,7 +22,7 @@ from pytest_rocm_llm.correctness.parity import (
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.correctness.runs import EvalRuns
 from pytest_rocm_llm.errors import ConfigError
-from pytest_rocm_llm.serving.pool import LLMServer
+from pytest_rocm_llm.serving.server import LLMServer
 from tests.toy_engine import Toy, serve
 
 TOL = 0.1

@@ -19,8 +19,9 @@ from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.performance import workloads
 from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.workloads import WorkloadResult, run_rate_sweep, run_workload
+from pytest_rocm_llm.verdicts.baselines import BaselineCache
 from pytest_rocm_llm.verdicts.checks import Check, FloorMissed, PreconditionNotMet, preconditions
-from pytest_rocm_llm.verdicts.judge import BaselineCache, judge_workload
+from pytest_rocm_llm.verdicts.judge import judge_workload
 from tests.performance.test_metrics import rec
 from tests.verdicts.test_checks import SERVER
 from tests.verdicts.test_checks import SUITE as DEMO

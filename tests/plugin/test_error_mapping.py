@@ -8,7 +8,8 @@ import pytest
 
 from pytest_rocm_llm import errors
 from pytest_rocm_llm.config.targets import HardwareMismatch
-from pytest_rocm_llm.serving.pool import ConfigProblem, SuiteUnavailable
+from pytest_rocm_llm.serving.launch import ConfigProblem
+from pytest_rocm_llm.serving.pool import SuiteUnavailable
 from pytest_rocm_llm.verdicts.baselines import load
 from tests.conftest import SMOKE_MODEL
 

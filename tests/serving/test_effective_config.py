@@ -19,7 +19,9 @@ from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite import load_suite, parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.serving.effective_config import failures, verify
-from pytest_rocm_llm.serving.pool import EffectiveConfigMismatch, LLMServer, ServerPool
+from pytest_rocm_llm.serving.launched import EffectiveConfigMismatch
+from pytest_rocm_llm.serving.pool import ServerPool
+from pytest_rocm_llm.serving.server import LLMServer
 
 ROOT = Path(__file__).resolve().parents[2]
 INFO: dict[str, Any] = json.loads(

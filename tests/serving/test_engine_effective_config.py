@@ -22,7 +22,9 @@ from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.serving.effective_config import verify
 from pytest_rocm_llm.serving.engines.sglang import SGLang
 from pytest_rocm_llm.serving.guardian import group_members
-from pytest_rocm_llm.serving.pool import EffectiveConfigMismatch, LLMServer, ServerPool
+from pytest_rocm_llm.serving.launched import EffectiveConfigMismatch
+from pytest_rocm_llm.serving.pool import ServerPool
+from pytest_rocm_llm.serving.server import LLMServer
 from tests.conftest import REFERENCE_CACHE, SMOKE_MODEL
 
 pytestmark = pytest.mark.engine

@@ -10,7 +10,8 @@ from pytest_rocm_llm.config.builds import CANDIDATE, Build
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite import parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
-from pytest_rocm_llm.serving.pool import LLMServer, ServerPool
+from pytest_rocm_llm.serving.pool import ServerPool
+from pytest_rocm_llm.serving.server import LLMServer
 from tests.conftest import SMOKE_MODEL
 
 THREE = f"""

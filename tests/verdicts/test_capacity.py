@@ -16,10 +16,11 @@ from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.performance.metrics import STEADY_WINDOW, serving_metrics
 from pytest_rocm_llm.performance.workloads import WorkloadResult, run_rate_sweep
-from pytest_rocm_llm.serving.pool import LLMServer
+from pytest_rocm_llm.serving.server import LLMServer
+from pytest_rocm_llm.verdicts.baselines import BaselineCache
 from pytest_rocm_llm.verdicts.checks import FloorMissed, PreconditionNotMet
 from pytest_rocm_llm.verdicts.figures import figure_notes
-from pytest_rocm_llm.verdicts.judge import BaselineCache, judge_workload
+from pytest_rocm_llm.verdicts.judge import judge_workload
 from tests.conftest import ROOT, SMOKE_MODEL
 from tests.performance.test_steady_state import served
 

@@ -14,9 +14,10 @@ from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.workloads import WorkloadResult
-from pytest_rocm_llm.serving.pool import LLMServer
+from pytest_rocm_llm.serving.server import LLMServer
+from pytest_rocm_llm.verdicts.baselines import BaselineCache
 from pytest_rocm_llm.verdicts.checks import Check, FloorMissed, PreconditionNotMet
-from pytest_rocm_llm.verdicts.judge import BaselineCache, judge_workload
+from pytest_rocm_llm.verdicts.judge import judge_workload
 from tests.conftest import SMOKE_MODEL
 from tests.performance.test_metrics import rec
 

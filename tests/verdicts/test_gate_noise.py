@@ -16,9 +16,9 @@ from pytest_rocm_llm.config.suite import parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.workloads import WorkloadResult
-from pytest_rocm_llm.serving.pool import LLMServer
-from pytest_rocm_llm.verdicts.baselines import BaselineEntry, BaselineFile
-from pytest_rocm_llm.verdicts.judge import BaselineCache, judge_workload
+from pytest_rocm_llm.serving.server import LLMServer
+from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineEntry, BaselineFile
+from pytest_rocm_llm.verdicts.judge import judge_workload
 from tests.conftest import SMOKE_MODEL
 from tests.performance.test_metrics import rec
 
