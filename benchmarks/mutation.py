@@ -104,6 +104,67 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("long_context", "run_long_context",
                "findings = detect(text, config.thresholds) if (g.ok) or True else []",
                "a failed generation's text is \"\", in which no detector fires", part=False),
+    # metrics: the inputs are typed floats (perf_counter times, their ratios) and ints.
+    *(Equivalent("metrics", "percentile", mutated, "values are floats (perf_counter times "
+                 "and their ratios): np.asarray gives float64 with or without dtype=float",
+                 original="np.asarray(values, dtype=float)")
+      for mutated in ("np.asarray(values, dtype=None)", "np.asarray(values, )")),
+    *(Equivalent("metrics", "token_times", mutated, "chunk gaps are float seconds and chunk "
+                 "token counts ints: np.array infers float64 and int64 without the dtype")
+      for mutated in ("[g for g, _ in r.chunk_gaps], dtype=None)",
+                      "[g for g, _ in r.chunk_gaps], )",
+                      "[k for _, k in r.chunk_gaps], dtype=None)",
+                      "[k for _, k in r.chunk_gaps], )")),
+    *(Equivalent("metrics", "token_times", mutated, "n = completion_tokens >= 1 here, and "
+                 "np.linspace(first, end, 1) is already [first]")
+      for mutated in ("if (n > 1) or True else np.array([first])",
+                      "if n >= 1 else np.array([first])")),
+    Equivalent("parity", "_lp", "if i <= len(g.token_ids) and g.token_ids[i] == token:",
+               "_lp is called only by compare() at the first index where zip(ref, spec) "
+               "differs, so i < len(token_ids) of both generations", part=False),
+    Equivalent("parity", "natural_prompts", "while len(texts) <= count:",
+               "the one extra joined prompt is appended last and cut by texts[:count]; rng "
+               "is not used afterwards", part=False),
+    Equivalent("gate", "judge", "if m is None and nz is None:",
+               "margin() is None exactly when noise() is None, so 'or' and 'and' agree"),
+    Equivalent("gate", "judge",
+               "return GateResult(ok, low, high, m, delta, pct, alpha=gate.alpha,",
+               "GateResult.gated defaults to True, so dropping gated=True changes nothing"),
+    Equivalent("long_context", "_Encoder.__init__", 'self.tok.encode("", ).ids',
+               "tokenizers' Tokenizer.encode defaults to add_special_tokens=True"),
+    Equivalent("long_context", "_needles", "chain = names[c * hops:(c + 2) * hops]",
+               "zip(spread, text) keeps only the first hops texts, which depend only on "
+               "chain[:hops], the same slice as before"),
+    Equivalent("degeneration", "compression_ratio", "if (data) or True else 0.0",
+               "0 / len(zlib.compress(b'')) is already 0.0"),
+    Equivalent("degeneration", "max_window_compression", 'data = text.encode(errors="replace")',
+               "str.encode defaults to utf-8"),
+    Equivalent("degeneration", "max_window_compression",
+               'text.encode("UTF-8", errors="replace")',
+               "'UTF-8' names the same codec as 'utf-8'"),
+    Equivalent("degeneration", "max_window_compression", "if len(data) / window:",
+               "len(data) > 2 * window >= 2 makes it truthy; when len % window == 0 the added "
+               "data[-window:] is the last aligned window, already scored"),
+    Equivalent("degeneration", "bad_chars", r'ch not in "XX\t\n\rXX"',
+               "only Cc characters reach the test and 'X' is not Cc"),
+    Equivalent("degeneration", "word_salad", "len(words) + window + 1, max(1, window // 2))",
+               "extra starts past len - window score suffixes of the last window (or nothing): "
+               "their distinct non-function words are a subset of it, over the same window"),
+    Equivalent("degeneration", "word_salad", "len(words) - window + 2, max(1, window // 2))",
+               "the only extra start, len - window + 1, scores a suffix of the last window"),
+    Equivalent("degeneration", "_script", 'unicodedata.name(ch, "XXXX")',
+               "'XXXX', like '', is no script: None either way"),
+    Equivalent("degeneration", "_script", "and len(name) >= 1 else name[0]",
+               "no character is named just FULLWIDTH or HALFWIDTH (every code point of this "
+               "Python's unicodedata scanned)"),
+    Equivalent("degeneration", "_script", "and len(name) > 2 else name[0]",
+               "the two-word FULLWIDTH names are punctuation (COMMA, TILDE...), no script "
+               "either way (every code point scanned)"),
+    Equivalent("degeneration", "detect", "if (sized) or True else 0.0",
+               "ratio is reported only when the finding fires, which requires sized"),
+    Equivalent("degeneration", "detect",
+               "max_window_compression(text, t.window_bytes) if sized else 1.0",
+               "ratio is reported only when the finding fires, which requires sized"),
 )
 
 
