@@ -205,7 +205,12 @@ def max_char_entropy(text: str, window: int) -> float:
     """Highest Shannon entropy (bits/char) over ``window``-char windows that are >= 90%
     ASCII (CJK text has thousands of characters: its entropy says nothing)."""
     worst = 0.0
-    for start in range(0, len(text) - window + 1, max(1, window // 2)):
+    starts = list(range(0, len(text) - window + 1, max(1, window // 2)))
+    if starts and starts[-1] != len(text) - window:
+        # The last window too: without it up to window/2 - 1 final characters (where an
+        # answer that falls apart ends) were never judged.
+        starts.append(len(text) - window)
+    for start in starts:
         seg = text[start:start + window]
         if sum(c.isascii() for c in seg) < 0.9 * window:
             continue

@@ -148,7 +148,11 @@ def compare(prompt_id: str, ref: GreedyGeneration, spec: GreedyGeneration, toler
     if ta not in (spec.top_logprobs[i] if i < len(spec.top_logprobs) else {}):
         return Comparison(prompt_id, "divergence", pos,
                           reason="reference token not in the speculative side's top-k", **base)
-    assert ref_gap is not None and spec_gap is not None
+    if ref_gap is None or spec_gap is None:
+        # A side's own token without its logprob (a response without per-token logprobs, or
+        # vLLM's None): nothing shows the two tokens are close, so no near tie is granted.
+        return Comparison(prompt_id, "divergence", pos, reason=(
+            "a side's logprob of its own token is missing: no evidence of a near tie"), **base)
     for side, gap in (("speculative", spec_gap), ("reference", ref_gap)):
         if gap < -ORDER_SLACK:
             return Comparison(prompt_id, "divergence", pos, reason=(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from pytest_rocm_llm.correctness.degeneration import (
     Thresholds,
     bad_chars,
@@ -283,3 +285,13 @@ def test_mixed_script_fires_only_past_the_threshold() -> None:
     assert "mixed_script" not in found(" ".join(words))
     words = ["aб"] * 3 + ["word"] * 17
     assert found(" ".join(words))["mixed_script"] == 0.15
+
+
+def test_entropy_judges_the_last_characters_past_the_half_window_steps() -> None:
+    # Windows of 8 start every 4 characters: 0 and 4 cover "a" x 12; only a final window
+    # (start 7) reaches the noise at the end. Red before: the tail was never judged (0.0).
+    text = "a" * 12 + "bcd"
+    expected = -(5 / 8 * math.log2(5 / 8) + 3 * (1 / 8 * math.log2(1 / 8)))
+    assert max_char_entropy(text, 8) == pytest.approx(expected)
+    # A text whose steps end exactly at its end adds no window (and none is counted twice).
+    assert max_char_entropy("a" * 12 + "bcdb", 8) == max_char_entropy("aaaabcdb", 8)

@@ -316,3 +316,14 @@ def test_the_strategy_default_reaches_48_ids_and_never_more() -> None:
 
     collect()
     assert max(lengths) == 48
+
+
+def test_a_side_without_its_own_logprob_is_a_divergence_not_a_crash() -> None:
+    # The speculative side emits 3, outside its own top-k, and the response carried no
+    # chosen-token logprob (parse_generate gives None when output_token_logprobs is absent or
+    # short; vLLM may send None). Red before: an AssertionError took down judge_parity.
+    ref = gen([1, 2], [PLAIN, TIE_REF])
+    spec = GreedyGeneration((1, 3), (-0.25, None), (PLAIN, {2: -0.5}), "length", 2, 1, None)
+    c = compare("p0", ref, spec, tolerance=1.0)
+    assert (c.outcome, c.position, c.ref_token, c.spec_token) == ("divergence", 1, 2, 3)
+    assert c.spec_gap is None and "missing" in c.reason
