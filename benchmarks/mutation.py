@@ -165,6 +165,10 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("degeneration", "detect",
                "max_window_compression(text, t.window_bytes) if sized else 1.0",
                "ratio is reported only when the finding fires, which requires sized"),
+    Equivalent("degeneration", "max_char_entropy",
+               "if starts and starts[-1] != len(text) + window:",
+               "the last window is appended even when it is already the last step's: the same "
+               "window scored twice leaves the maximum unchanged"),
 )
 
 

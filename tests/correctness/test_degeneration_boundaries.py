@@ -295,3 +295,9 @@ def test_entropy_judges_the_last_characters_past_the_half_window_steps() -> None
     assert max_char_entropy(text, 8) == pytest.approx(expected)
     # A text whose steps end exactly at its end adds no window (and none is counted twice).
     assert max_char_entropy("a" * 12 + "bcdb", 8) == max_char_entropy("aaaabcdb", 8)
+
+
+def test_a_single_repeated_character_has_no_entropy_however_the_windows_fall() -> None:
+    # Only whole windows are judged: a 9-character tail scored over a 10-character window
+    # would read 0.9 * log2(10/9) = 0.137 bits for "aaaaaaaaa".
+    assert max_char_entropy("a" * 19, 10) == 0.0

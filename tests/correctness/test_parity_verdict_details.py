@@ -325,5 +325,7 @@ def test_a_side_without_its_own_logprob_is_a_divergence_not_a_crash() -> None:
     ref = gen([1, 2], [PLAIN, TIE_REF])
     spec = GreedyGeneration((1, 3), (-0.25, None), (PLAIN, {2: -0.5}), "length", 2, 1, None)
     c = compare("p0", ref, spec, tolerance=1.0)
-    assert (c.outcome, c.position, c.ref_token, c.spec_token) == ("divergence", 1, 2, 3)
-    assert c.spec_gap is None and "missing" in c.reason
+    assert (c.prompt_id, c.outcome, c.position, c.ref_token, c.spec_token) == (
+        "p0", "divergence", 1, 2, 3)
+    assert c.spec_gap is None
+    assert c.reason == "a side's logprob of its own token is missing: no evidence of a near tie"
