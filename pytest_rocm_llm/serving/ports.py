@@ -1,15 +1,21 @@
 """Claim free TCP ports so that servers started by parallel workers never collide.
 
-The kernel picks a free port (bind to 0); the claim is then made atomic across processes
-with an exclusively created lock file holding the owner's pid, since the kernel forgets the
-port the moment the probe socket closes. A claim whose owner is dead is stale: it is taken
-over, and it does not keep neighbouring ports from being claimed.
+Ports are drawn below the kernel's ephemeral range: a server binds its HTTP port only after
+loading its model (tens of seconds on the CPU reference, minutes on a GPU node), and in that
+window any socket bound to port 0, the loading server's own gloo/ZMQ sockets included, could
+be handed an ephemeral port we had probed free. Seen in CI: sglang's HTTP bind failed with
+"address already in use", its warm-up then polled a socket of its own that never answered,
+and the launch hung for 12 minutes. The claim is made atomic across processes with an
+exclusively created lock file holding the owner's pid, since nothing holds the port between
+the claim and the server's bind. A claim whose owner is dead is stale: it is taken over, and
+it does not keep neighbouring ports from being claimed.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import random
 import socket
 import tempfile
 from pathlib import Path
@@ -20,6 +26,22 @@ LOCK_DIR = Path(tempfile.gettempdir()) / "pytest-rocm-llm-ports"
 # sglang opens helper ports above its HTTP port (e.g. its NCCL/dist-init port), so claims
 # keep a gap between servers.
 SPACING = 50
+# Where ports are drawn when the OS does not say its ephemeral range (Linux's default starts
+# at 32768; sglang's helper ports sit up to ~1000 above the HTTP port).
+FALLBACK_RANGE = (20000, 31000)
+HELPER_REACH = 1100
+
+
+def claimable_range() -> tuple[int, int]:
+    """[low, high) of ports to draw from: below the ephemeral range, above the well-known
+    and registered ports most services use."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return FALLBACK_RANGE
+    if low - HELPER_REACH <= FALLBACK_RANGE[0] + SPACING:
+        return FALLBACK_RANGE  # an unusually low ephemeral range: keep the fixed one
+    return FALLBACK_RANGE[0], low - HELPER_REACH
 
 
 def bindable(host: str, port: int) -> bool:
@@ -84,12 +106,10 @@ def _near_claimed(port: int) -> bool:
 
 def claim_port(host: str = "127.0.0.1", attempts: int = 200) -> int:
     """A port free on ``host`` and claimed for this process until ``release_port``."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    low, high = claimable_range()
     for _ in range(attempts):
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.bind((host if host != "localhost" else "127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        if port + SPACING > 65535 or _near_claimed(port):
+        port = random.randrange(low, high)
+        if _near_claimed(port) or not bindable(host, port):
             continue
         if _try_lock(port):
             if bindable(host, port):
