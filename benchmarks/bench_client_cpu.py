@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from stream_source import started  # noqa: E402  (beside this script)
 
 from pytest_rocm_llm.serving.reference.provision import ensure_reference  # noqa: E402
 
@@ -39,12 +39,6 @@ def client_module(tree: Path) -> str:
     """The CLI module of that tree (``loadgen`` before the restructure)."""
     new = tree / "pytest_rocm_llm/performance/__main__.py"
     return "pytest_rocm_llm.performance" if new.exists() else "pytest_rocm_llm.loadgen"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def client_cpu(tree: Path, port: int, model: str, streams: int) -> float:
@@ -84,14 +78,9 @@ def main() -> None:
 
 
 def compare(trees: dict[str, Path], model: str, a: argparse.Namespace) -> None:
-    port = free_port()
-    source = subprocess.Popen([sys.executable, str(ROOT / "benchmarks/stream_source.py"),
-                               str(port), str(TOKENS_PER_STREAM)],
-                              preexec_fn=lambda: os.sched_setaffinity(0, {1}))
     marginal: dict[str, list[float]] = {t: [] for t in trees}
     whole: dict[str, list[float]] = {t: [] for t in trees}
-    try:
-        time.sleep(1.5)
+    with started(TOKENS_PER_STREAM) as port:
         for r in range(a.rounds):
             for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
                 c16 = client_cpu(trees[name], port, model, 16)
@@ -100,8 +89,6 @@ def compare(trees: dict[str, Path], model: str, a: argparse.Namespace) -> None:
                 whole[name].append(c16 / 16)
                 print(f"round {r + 1} {name}: marginal {marginal[name][-1]:.4f}, whole "
                       f"process {whole[name][-1]:.4f} CPU s per 1k tokens", flush=True)
-    finally:
-        source.kill()
     print(f"\nclient CPU s per 1000 streamed tokens, median of {a.rounds} alternated rounds "
           f"(old = {a.against}):")
     for label, figures in (("marginal (64 - 16 streams)", marginal),

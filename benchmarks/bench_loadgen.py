@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from stream_source import started  # noqa: E402  (beside this script)
 
 from pytest_rocm_llm.config.settings import Settings  # noqa: E402
 from pytest_rocm_llm.config.suite import load_suite  # noqa: E402
@@ -94,24 +95,13 @@ def startup_cpu(argv: list[str], env: dict[str, str] | None = None) -> float:
     return statistics.median(timed(argv, env)[1] for _ in range(3))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def stream_capacity(model: str, engine_python: str, streams: int, isl: int,
                     osl: int) -> dict[str, tuple[float, float]]:
     """Each client against the local stream source, pinned to core 0 (source on core 1):
     tool -> (tokens/s wall, client CPU s per 1000 streamed tokens)."""
-    port = free_port()
-    source = subprocess.Popen([sys.executable, str(ROOT / "benchmarks/stream_source.py"),
-                               str(port), str(osl)],
-                              preexec_fn=lambda: os.sched_setaffinity(0, {1 % os.cpu_count()}))
     tokens = streams * osl
     out: dict[str, tuple[float, float]] = {}
-    try:
-        time.sleep(1.0)
+    with started(osl) as port:
         wall, cpu, _ = timed([sys.executable, "-m", "pytest_rocm_llm.performance", "--base-url",
                               f"http://127.0.0.1:{port}", "--model-dir", model, "--kind",
                               "fixed_rate", "--input-tokens", str(isl), "--output-tokens",
@@ -130,9 +120,6 @@ def stream_capacity(model: str, engine_python: str, streams: int, isl: int,
                                       "PYTHONPATH": str(STUBS)},
                                  cpu=0)
         out["bench_serving"] = (tokens / wall, cpu / tokens * 1000)
-    finally:
-        source.kill()
-        source.wait()
     return out
 
 

@@ -2,14 +2,21 @@
 
 Benchmark use only: it measures how many streamed tokens per second the client can consume
 on one core, which a real server on this machine cannot produce fast enough to find out.
-Run: ``python benchmarks/stream_source.py PORT OUTPUT_TOKENS``.
+Run: ``python benchmarks/stream_source.py PORT OUTPUT_TOKENS``, or ``with started(osl) as
+port:`` from a benchmark (pinned to the second core; the clients measured take the first).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, osl: int) -> None:
@@ -54,6 +61,26 @@ async def main(port: int, osl: int) -> None:
     server = await asyncio.start_server(lambda r, w: handle(r, w, osl), "127.0.0.1", port)
     async with server:
         await server.serve_forever()
+
+
+@contextmanager
+def started(osl: int) -> Iterator[int]:
+    """A stream source in its own process for the block, on a port claimed the way servers'
+    are (serving/ports.py: outside the ephemeral range); yields the port."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from pytest_rocm_llm.serving.ports import claim_port, release_port
+
+    port = claim_port()
+    cpu = 1 % (os.cpu_count() or 1)
+    source = subprocess.Popen([sys.executable, __file__, str(port), str(osl)],
+                              preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    try:
+        time.sleep(1.0)  # until it listens
+        yield port
+    finally:
+        source.kill()
+        source.wait()
+        release_port(port)
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ def claim_port(host: str = "127.0.0.1", attempts: int = 200) -> int:
     low, high = claimable_range()
     for _ in range(attempts):
         port = random.randrange(low, high)
-        if _near_claimed(port) or not bindable(host, port):
+        if _near_claimed(port):
             continue
         if _try_lock(port):
             if bindable(host, port):
