@@ -100,22 +100,26 @@ def _metrics(toy: Toy) -> str:
     return "\n".join(lines) + "\n"
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet request handler whose ``reply`` sends one JSON (or plain-text) answer."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def reply(self, payload: object, status: int = 200, text: bool = False) -> None:
+        data = (payload if text else json.dumps(payload)).encode()  # type: ignore[union-attr]
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain" if text else "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
 @contextmanager
 def serve(toy: Toy) -> Iterator[str]:
     """The toy on 127.0.0.1 (both engines' paths at once); yields its base URL."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def reply(self, payload: object, text: bool = False) -> None:
-            data = (payload if text else json.dumps(payload)).encode()  # type: ignore[union-attr]
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain" if text else "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             if self.path == "/metrics":
                 self.reply(_metrics(toy), text=True)

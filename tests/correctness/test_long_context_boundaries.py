@@ -11,7 +11,6 @@ import json
 import random
 import re
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from pytest_rocm_llm.correctness.long_context import (
     run_long_context,
 )
 from pytest_rocm_llm.correctness.result import EvalResult
-from tests.toy_engine import serving
+from tests.toy_engine import JsonHandler, serving
 
 # What the stand-in answers for an item: the output text, or None for a failed request.
 Answer = Callable[[Item], "str | None"]
@@ -51,17 +50,7 @@ def run(tok: str, config: LongContextConfig, answer: Answer) -> EvalResult:
     enc = _Encoder(tok)
     items = {it.input_ids: it for it in build_items(config, tok)}
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def reply(self, payload: object, status: int = 200) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    class Handler(JsonHandler):
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             self.send_error(404)

@@ -18,7 +18,7 @@ from pytest_rocm_llm.correctness.long_context import (
     build_items,
     run_long_context,
 )
-from tests.toy_engine import serving
+from tests.toy_engine import JsonHandler, serving
 
 CONFIG = LongContextConfig("lc", "long_context", None, (512, 1024), ("passkey",), samples=2,
                            seed=1, max_tokens=60)
@@ -30,17 +30,7 @@ def test_every_outcome_is_reported(reference_model_dir: Path) -> None:
     enc = _Encoder(tok)
     items = {tuple(it.input_ids): it for it in build_items(CONFIG, tok)}
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def reply(self, payload: object, status: int = 200) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    class Handler(JsonHandler):
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             self.reply({"object": "list", "data": [{"id": "toy", "max_model_len": 4096}]})

@@ -9,7 +9,6 @@ import re
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from pytest_rocm_llm.correctness.long_context import (
 )
 from pytest_rocm_llm.serving.context_limits import check_served
 from pytest_rocm_llm.serving.launch import ConfigProblem
-from tests.toy_engine import serving
+from tests.toy_engine import JsonHandler, serving
 
 Answer = Callable[[list[int]], str]
 
@@ -34,17 +33,7 @@ def standin(enc: _Encoder, answer: Answer, max_model_len: int | None,
     """sglang's /generate answering ``answer(prompt ids)``, and /v1/models reporting
     ``max_model_len`` (404 when None); ``seen`` collects each request's prompt length."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def reply(self, payload: object) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    class Handler(JsonHandler):
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             if self.path != "/v1/models" or max_model_len is None:
