@@ -142,16 +142,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("degeneration", "max_window_compression",
                'text.encode("UTF-8", errors="replace")',
                "'UTF-8' names the same codec as 'utf-8'"),
-    Equivalent("degeneration", "max_window_compression", "if len(data) / window:",
-               "len(data) > 2 * window >= 2 makes it truthy; when len % window == 0 the added "
-               "data[-window:] is the last aligned window, already scored"),
     Equivalent("degeneration", "bad_chars", r'ch not in "XX\t\n\rXX"',
                "only Cc characters reach the test and 'X' is not Cc"),
-    Equivalent("degeneration", "word_salad", "len(words) + window + 1, max(1, window // 2))",
-               "extra starts past len - window score suffixes of the last window (or nothing): "
-               "their distinct non-function words are a subset of it, over the same window"),
-    Equivalent("degeneration", "word_salad", "len(words) - window + 2, max(1, window // 2))",
-               "the only extra start, len - window + 1, scores a suffix of the last window"),
     Equivalent("degeneration", "_script", 'unicodedata.name(ch, "XXXX")',
                "'XXXX', like '', is no script: None either way"),
     Equivalent("degeneration", "_script", "and len(name) >= 1 else name[0]",
@@ -165,10 +157,10 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("degeneration", "detect",
                "max_window_compression(text, t.window_bytes) if sized else 1.0",
                "ratio is reported only when the finding fires, which requires sized"),
-    Equivalent("degeneration", "max_char_entropy",
-               "if starts and starts[-1] != len(text) + window:",
-               "the last window is appended even when it is already the last step's: the same "
-               "window scored twice leaves the maximum unchanged"),
+    Equivalent("degeneration", "window_starts", "if starts[-1] != length + window:",
+               "the last window is appended even when the last step already starts there: "
+               "every caller takes a maximum, which the same window scored twice leaves "
+               "unchanged"),
 )
 
 

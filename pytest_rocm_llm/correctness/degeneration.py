@@ -102,11 +102,20 @@ def max_window_compression(text: str, window: int) -> float:
     data = text.encode("utf-8", errors="replace")
     if len(data) <= 2 * window:
         return compression_ratio(data)
-    starts = range(0, len(data) - window + 1, window)
-    ratios = [compression_ratio(data[s:s + window]) for s in starts]
-    if len(data) % window:
-        ratios.append(compression_ratio(data[-window:]))  # the tail, where loops live
-    return max(ratios)
+    return max(compression_ratio(data[s:s + window])
+               for s in window_starts(len(data), window, window))
+
+
+def window_starts(length: int, window: int, step: int) -> list[int]:
+    """Where the ``window``-long windows of a ``length``-long text start: every ``step``,
+    and the last window too, so the end (where loops live and an answer that falls apart
+    ends) is always judged. None when the text is shorter than one window."""
+    if length < window:
+        return []
+    starts = list(range(0, length - window + 1, step))
+    if starts[-1] != length - window:
+        starts.append(length - window)
+    return starts
 
 
 _WORD = re.compile(r"\S+")
@@ -190,8 +199,7 @@ def word_salad(text: str, window: int, line_words: int) -> tuple[float, int]:
     if window < 1 or len(words) < window:
         return 0.0, len(words)
     worst = 0.0
-    starts = [*range(0, len(words) - window + 1, max(1, window // 2)), len(words) - window]
-    for start in starts:  # the last window too: salad often starts partway through
+    for start in window_starts(len(words), window, max(1, window // 2)):
         seen: set[str] = set()
         new = 0
         for w in words[start:start + window]:
@@ -205,12 +213,7 @@ def max_char_entropy(text: str, window: int) -> float:
     """Highest Shannon entropy (bits/char) over ``window``-char windows that are >= 90%
     ASCII (CJK text has thousands of characters: its entropy says nothing)."""
     worst = 0.0
-    starts = list(range(0, len(text) - window + 1, max(1, window // 2)))
-    if starts and starts[-1] != len(text) - window:
-        # The last window too: without it up to window/2 - 1 final characters (where an
-        # answer that falls apart ends) were never judged.
-        starts.append(len(text) - window)
-    for start in starts:
+    for start in window_starts(len(text), window, max(1, window // 2)):
         seg = text[start:start + window]
         if sum(c.isascii() for c in seg) < 0.9 * window:
             continue
