@@ -16,6 +16,7 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -251,9 +252,19 @@ def parse_host(value: Any) -> str:
     if text == "localhost":
         return text
     try:
-        ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
         raise _bad("--llm-host", value, "expected an IP address such as 127.0.0.1") from None
+    # Servers bind here after loading, minutes into a run; an address this machine does not
+    # have used to surface only as "no free port could be claimed" after 200 tries.
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((text, 0))
+        except OSError as exc:
+            raise _bad("--llm-host", value, f"this machine cannot listen there "
+                       f"({(exc.strerror or str(exc)).lower()}); use 127.0.0.1 (the default), "
+                       "0.0.0.0 for every interface, or an address of this machine") from None
     return text
 
 

@@ -29,6 +29,9 @@ name = "demo"
         (["--llm-engine-cmd", "no-such-launcher python3"], "'no-such-launcher' is not an exec"),
         (["--llm-engine-cmd", "'unclosed"], "cannot split it as a shell command"),
         (["--llm-host", "my host"], "--llm-host: invalid value 'my host'"),
+        # TEST-NET-1 (RFC 5737): never an address of this machine
+        (["--llm-host", "192.0.2.1"], "--llm-host: invalid value '192.0.2.1'; this machine "
+                                      "cannot listen there (cannot assign requested address)"),
         (["--llm-model-path", "/nonexistent/model"], "expected an existing model directory"),
         # a paired run's candidate build: validated like the engine's, named by its own flag
         (["--llm-candidate-python", "/nonexistent/python"],
