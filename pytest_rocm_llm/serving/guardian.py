@@ -1,11 +1,12 @@
 """Stop a server's process tree when the pytest process that owns it dies uncleanly.
 
 Run as ``python -m pytest_rocm_llm.serving.guardian OWNER_PID PGID [TAG]`` inside the
-server's process group.
-A normal stop kills this process along with the group. If the owner is SIGKILLed (an xdist
-worker crash, an OOM kill) nothing else would stop the server, so this does, the way the
-owner would: the whole tree, children that left the group included (``process_tree``; TAG is
-the server's environment tag). While it waits it imports only the standard library.
+server's process group. A normal stop ends this process first (``STAND_DOWN``); SIGTERM it
+ignores. If the owner dies any other way (SIGKILL: an xdist worker crash, an OOM kill;
+SIGTERM, which ends Python with no cleanup) nothing else would stop the server, so this
+does, the way the owner would: the whole tree, children that left the group included
+(``process_tree``; TAG is the server's environment tag). While it waits it imports only the
+standard library.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import os
 import signal
 import sys
 import time
+
+# What the owner sends before a normal stop (its default action ends the process, so it
+# works even before the guardian has started up).
+STAND_DOWN = signal.SIGUSR1
 
 
 def alive(pid: int) -> bool:
@@ -28,11 +33,14 @@ def alive(pid: int) -> bool:
 
 def main(owner: int, pgid: int, tag: str | None = None, poll_s: float = 0.5,
          grace_s: float = 15.0) -> int:
+    # A SIGTERM meant for every pytest process (``pkill -f pytest`` matches this command
+    # line too) must not take the guardian along with its owner, or nobody stops the server;
+    # the owner's own stop stands the guardian down with STAND_DOWN first.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     original_parent = os.getppid()
     while alive(owner) and os.getppid() == original_parent:
         time.sleep(poll_s)
     # The owner is gone without stopping the server: stop it the way the owner would.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from pytest_rocm_llm.serving.process_tree import find_leaks, server_tree, stop_tree
 
     stop_tree(server_tree(pgid, tag), grace_s)

@@ -10,8 +10,10 @@ process dies without stopping it (SIGKILL, an xdist worker crash). Progress is l
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,6 +28,7 @@ from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.log_tail import TAIL_LINES, file_tail
 from pytest_rocm_llm.progress_log import report
 from pytest_rocm_llm.redact import redact_argv, redact_text, secret_values
+from pytest_rocm_llm.serving.guardian import STAND_DOWN
 from pytest_rocm_llm.serving.ports import bindable
 from pytest_rocm_llm.serving.process_tree import (
     TAG_ENV,
@@ -59,6 +62,14 @@ class ServerStartError(ServerError):
 
 class ServerDied(ServerError):
     pass
+
+
+# A log line after which a loading server never becomes ready: its HTTP bind failed
+# (asyncio's words, raised through uvicorn, which sglang and vLLM both serve with). sglang does
+# not exit then: uvicorn's sys.exit ends only the main thread, and the warm-up thread sglang
+# started before the bind keeps the process alive (sglang/srt/entrypoints/http_server.py), so
+# the wait ran to its start timeout (a CI launch hung 12 minutes this way).
+NEVER_READY = re.compile(r"error while attempting to bind on address")
 
 
 # Secret values each server log was written with: engines echo their arguments into their
@@ -112,6 +123,7 @@ class ServerProcess:
         # What outlived the last stop (reported, then killed).
         self.leaks: list[Leak] = []
         self.tag = ""
+        self._scanned = 0  # bytes of the log already searched for NEVER_READY lines
 
     def _say(self, message: str, level: int = logging.INFO) -> None:
         report(log, message, self.progress, level)
@@ -143,6 +155,7 @@ class ServerProcess:
             header = redact_text(" ".join(redact_argv(spec.argv)), spec.secrets)
             log.write(f"$ {header}\n".encode())
             log.flush()
+            self._scanned = log.tell()
             try:
                 self.proc = subprocess.Popen(
                     list(spec.argv), stdout=log, stderr=subprocess.STDOUT,
@@ -180,6 +193,13 @@ class ServerProcess:
                     raise ServerStartError(
                         f"{spec.name}: server exited with code {code} while loading",
                         spec.log_path, log_tail(spec.log_path))
+                fatal = self._never_ready_line()
+                if fatal is not None:
+                    raise ServerStartError(
+                        f"{spec.name}: the server cannot become ready, its log says: {fatal} "
+                        f"(a process took port {spec.port} while it loaded, or the host "
+                        "address is not this machine's)", spec.log_path,
+                        log_tail(spec.log_path))
                 try:
                     r = client.get(spec.base_url + spec.health_path)
                     if r.status_code == 200:
@@ -202,6 +222,22 @@ class ServerProcess:
         self._say(f"{spec.name}: ready in {self.ready_after_s:.1f} s")
         return self.ready_after_s
 
+    def _never_ready_line(self) -> str | None:
+        """The first NEVER_READY line written since the last call (whole lines only, masked),
+        or None."""
+        try:
+            with open(self.spec.log_path, "rb") as fh:
+                fh.seek(self._scanned)
+                chunk = fh.read()
+        except OSError:
+            return None
+        end = chunk.rfind(b"\n") + 1  # a line still being written is read next time
+        self._scanned += end
+        for line in chunk[:end].decode(errors="replace").splitlines():
+            if NEVER_READY.search(line):
+                return redact_text(line.strip(), log_secrets(self.spec.log_path))[:300]
+        return None
+
     def check_alive(self) -> None:
         if self.proc is None:
             raise ServerDied(f"{self.spec.name}: server was never started")
@@ -217,8 +253,11 @@ class ServerProcess:
         if proc is None:
             return None
         guardian, self.guardian = self.guardian, None
+        if guardian is not None:
+            # It ignores the SIGTERM the tree is about to get; this stop is the owner's own.
+            with contextlib.suppress(ProcessLookupError):
+                guardian.send_signal(STAND_DOWN)
         own = [proc] + ([guardian] if guardian is not None else [])
-        # The guardian is in the group and exits on SIGTERM; it is reaped with the leader.
         stop_tree(server_tree(proc.pid, self.tag), grace_s, own)
         self.leaks = find_leaks(proc.pid, self.tag, self.spec.secrets)
         if self.leaks:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -126,6 +127,59 @@ def test_start_timeout_fires_with_the_log_tail(make_spec) -> None:
     assert wait_gone(int(pidfile.read_text()), 5)
 
 
+# A failed HTTP bind as sglang lives through it: asyncio's own bind error, printed as
+# uvicorn's logger prints it before its sys.exit, which ends only the main thread; the
+# non-daemon warm-up thread sglang started before the bind keeps the process alive.
+BIND_FAILS = textwrap.dedent(
+    """
+    import asyncio, sys, threading, time
+    threading.Thread(target=time.sleep, args=(600,)).start()
+    time.sleep(float(sys.argv[2]))  # loading the model
+
+    async def bind():
+        await asyncio.get_running_loop().create_server(asyncio.Protocol, "127.0.0.1",
+                                                       int(sys.argv[1]))
+    try:
+        asyncio.run(bind())
+    except OSError as exc:
+        print(f"ERROR:    {exc}", flush=True)
+        sys.exit(1)
+    """
+)
+
+
+def test_a_port_taken_while_loading_fails_at_the_bind_error_not_the_timeout(
+        tmp_path: Path) -> None:
+    script = tmp_path / "bind_fails.py"
+    script.write_text(BIND_FAILS)
+    port = claim_port()
+    spec = LaunchSpec(name="demo/default", argv=(sys.executable, str(script), str(port), "1"),
+                      env={}, host="127.0.0.1", port=port, health_path="/health_generate",
+                      log_path=tmp_path / "server.log", start_timeout_s=120)
+    server = ServerProcess(spec, lambda _: None)
+    try:
+        server.start()
+        # Taken after the launch's own check, before the server binds: the readiness poll
+        # now reaches this socket, which never answers (the 12-minute CI hang).
+        with socket.create_server(("127.0.0.1", port)):
+            t0 = time.monotonic()
+            with pytest.raises(ServerStartError) as info:
+                server.wait_ready()
+            waited = time.monotonic() - t0
+        leader = server.pid
+        assert leader is not None and alive(leader)  # it did not exit by itself
+    finally:
+        server.stop()
+        release_port(port)
+    assert waited < 60, waited
+    text = str(info.value)
+    assert (f"demo/default: the server cannot become ready, its log says: ERROR:    [Errno 98] "
+            f"error while attempting to bind on address ('127.0.0.1', {port}): address "
+            f"already in use (a process took port {port} while it loaded") in text
+    assert f"server log: {spec.log_path}" in text
+    assert wait_gone(leader, 5)
+
+
 def test_crash_after_ready_is_detected(make_spec) -> None:
     from pytest_rocm_llm.serving.process import ServerDied
 
@@ -138,7 +192,12 @@ def test_crash_after_ready_is_detected(make_spec) -> None:
             server.check_alive()
 
 
-def test_guardian_reaps_the_server_when_its_owner_is_killed(make_spec, tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["sigkill-owner", "sigterm-owner-and-guardian"])
+def test_guardian_reaps_the_server_when_its_owner_is_killed(make_spec, how: str) -> None:
+    """SIGKILL: no finally, no atexit, like an xdist worker crash. SIGTERM to the owner and
+    the guardian at once, as ``pkill -f pytest`` sends it (both command lines match): the
+    guardian used to die with its owner and the server lived on (seen with a real vLLM
+    server)."""
     spec, pidfile = make_spec(delay=0.2)
     owner_code = textwrap.dedent(
         f"""
@@ -149,19 +208,35 @@ def test_guardian_reaps_the_server_when_its_owner_is_killed(make_spec, tmp_path:
                           {str(spec.log_path)!r}), start_timeout_s=30)
         s = ServerProcess(spec, lambda m: None)
         s.start(); s.wait_ready()
-        print(s.pid, flush=True)
+        print(s.pid, s.guardian.pid, flush=True)
         time.sleep(600)
         """
     )
     owner = subprocess.Popen([sys.executable, "-c", owner_code], stdout=subprocess.PIPE,
                              text=True)
-    leader = int(owner.stdout.readline())
+    leader, guardian = map(int, owner.stdout.readline().split())
     child = int(pidfile.read_text())
-    assert alive(leader) and alive(child)
-    owner.kill()  # SIGKILL: no finally, no atexit, like an xdist worker crash
+    assert alive(leader) and alive(child) and alive(guardian)
+    if how == "sigkill-owner":
+        owner.kill()
+    else:
+        os.kill(guardian, signal.SIGTERM)
+        owner.terminate()
     owner.wait()
     assert wait_gone(leader, 30), "server leader survived its owner"
     assert wait_gone(child, 30), "server worker survived its owner"
+    assert wait_gone(guardian, 30), "the guardian outlived the server it stopped"
+
+
+def test_a_normal_stop_stands_the_guardian_down_at_once(make_spec) -> None:
+    spec, _ = make_spec(delay=0.2)
+    server = ServerProcess(spec, lambda _: None)
+    with server:
+        guardian = server.guardian
+        assert guardian is not None
+    # Not SIGKILLed after the grace period: it ignores SIGTERM, so only STAND_DOWN ends it.
+    assert guardian.returncode == -signal.SIGUSR1
+    assert not server.leaks
 
 
 def test_claimed_ports_are_distinct_and_spaced() -> None:
