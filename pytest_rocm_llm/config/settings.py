@@ -16,7 +16,6 @@ import os
 import re
 import shlex
 import shutil
-import socket
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from pytest_rocm_llm.config.builds import (
 )
 from pytest_rocm_llm.config.targets import TARGETS, Target
 from pytest_rocm_llm.errors import ConfigError
+from pytest_rocm_llm.serving.ports import bind_error
 
 DEFAULT_START_TIMEOUT_S = 1800.0  # a 744B-parameter MoE loads for many minutes on 8 GPUs
 DEFAULT_HOST = "127.0.0.1"
@@ -252,19 +252,16 @@ def parse_host(value: Any) -> str:
     if text == "localhost":
         return text
     try:
-        address = ipaddress.ip_address(text)
+        ipaddress.ip_address(text)
     except ValueError:
         raise _bad("--llm-host", value, "expected an IP address such as 127.0.0.1") from None
     # Servers bind here after loading, minutes into a run; an address this machine does not
     # have used to surface only as "no free port could be claimed" after 200 tries.
-    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((text, 0))
-        except OSError as exc:
-            raise _bad("--llm-host", value, f"this machine cannot listen there "
-                       f"({(exc.strerror or str(exc)).lower()}); use 127.0.0.1 (the default), "
-                       "0.0.0.0 for every interface, or an address of this machine") from None
+    exc = bind_error(text, 0)
+    if exc is not None:
+        raise _bad("--llm-host", value, f"this machine cannot listen there "
+                   f"({(exc.strerror or str(exc)).lower()}); use 127.0.0.1 (the default), "
+                   "0.0.0.0 for every interface, or an address of this machine")
     return text
 
 

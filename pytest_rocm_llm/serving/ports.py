@@ -44,14 +44,19 @@ def claimable_range() -> tuple[int, int]:
     return FALLBACK_RANGE[0], low - HELPER_REACH
 
 
-def bindable(host: str, port: int) -> bool:
+def bind_error(host: str, port: int) -> OSError | None:
+    """Why a socket cannot bind ``host``:``port`` here (port 0: any port), or None."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
         try:
             s.bind((host if host != "localhost" else "127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+        except OSError as exc:
+            return exc
+    return None
+
+
+def bindable(host: str, port: int) -> bool:
+    return bind_error(host, port) is None
 
 
 def _try_lock(port: int) -> bool:
