@@ -75,26 +75,34 @@ def reference_vocab(reference_model_dir: Path):
     return load_vocabulary(str(reference_model_dir))
 
 
-@pytest.fixture(scope="module")
-def cpu_server(reference_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
-    """One real CPU sglang server for a module whose pytester runs attach to it
-    (--llm-endpoint), so each run costs its requests, not a server start."""
+def reference_launch_spec(name: str, model_dir: Path, port: int, log_path: Path):
+    """The CPU target's sglang launch of the reference model on loopback ``port``."""
     from pytest_rocm_llm.config.targets import TARGETS
     from pytest_rocm_llm.serving.engines import get_engine
-    from pytest_rocm_llm.serving.ports import claim_port, release_port
-    from pytest_rocm_llm.serving.process import LaunchSpec, ServerProcess
+    from pytest_rocm_llm.serving.process import LaunchSpec
     from pytest_rocm_llm.serving.reference.provision import STUBS, ensure_engine
 
     python = ensure_engine(Path(REFERENCE_CACHE))
     target = TARGETS["cpu"]
     engine = get_engine("sglang")
-    port = claim_port("127.0.0.1")
-    argv = engine.launch_argv((str(python),), str(reference_model_dir), "smollm2-135m-instruct",
+    argv = engine.launch_argv((str(python),), str(model_dir), "smollm2-135m-instruct",
                               "127.0.0.1", port, dict(target.engine_flags["sglang"]))
-    spec = LaunchSpec(
-        name="tests/cpu_server", argv=tuple(argv), env={**target.env, "PYTHONPATH": str(STUBS)},
-        host="127.0.0.1", port=port, health_path=engine.health_path,
-        log_path=tmp_path_factory.mktemp("cpu_server") / "server.log", start_timeout_s=900)
+    return LaunchSpec(
+        name=name, argv=tuple(argv), env={**target.env, "PYTHONPATH": str(STUBS)},
+        host="127.0.0.1", port=port, health_path=engine.health_path, log_path=log_path,
+        start_timeout_s=900)
+
+
+@pytest.fixture(scope="module")
+def cpu_server(reference_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One real CPU sglang server for a module whose pytester runs attach to it
+    (--llm-endpoint), so each run costs its requests, not a server start."""
+    from pytest_rocm_llm.serving.ports import claim_port, release_port
+    from pytest_rocm_llm.serving.process import ServerProcess
+
+    port = claim_port("127.0.0.1")
+    spec = reference_launch_spec("tests/cpu_server", reference_model_dir, port,
+                                 tmp_path_factory.mktemp("cpu_server") / "server.log")
     try:
         with ServerProcess(spec) as proc:
             yield proc.base_url

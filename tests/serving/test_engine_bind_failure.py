@@ -13,28 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm_llm.config.targets import TARGETS
-from pytest_rocm_llm.serving.engines import get_engine
 from pytest_rocm_llm.serving.guardian import group_members
 from pytest_rocm_llm.serving.ports import claim_port, release_port
-from pytest_rocm_llm.serving.process import LaunchSpec, ServerProcess, ServerStartError
-from pytest_rocm_llm.serving.reference.provision import STUBS, ensure_engine
-from tests.conftest import REFERENCE_CACHE
+from pytest_rocm_llm.serving.process import ServerProcess, ServerStartError
+from tests.conftest import reference_launch_spec
 
 pytestmark = pytest.mark.engine
 
 
 def test_sglang_whose_port_is_taken_while_loading_fails_fast(reference_model_dir: Path,
                                                              tmp_path: Path) -> None:
-    python = ensure_engine(Path(REFERENCE_CACHE))
-    engine = get_engine("sglang")
     port = claim_port("127.0.0.1")
-    argv = engine.launch_argv((str(python),), str(reference_model_dir), "smollm2-135m-instruct",
-                              "127.0.0.1", port, dict(TARGETS["cpu"].engine_flags["sglang"]))
-    spec = LaunchSpec(name="bind/default", argv=tuple(argv),
-                      env={**TARGETS["cpu"].env, "PYTHONPATH": str(STUBS)}, host="127.0.0.1",
-                      port=port, health_path=engine.health_path,
-                      log_path=tmp_path / "server.log", start_timeout_s=900)
+    spec = reference_launch_spec("bind/default", reference_model_dir, port,
+                                 tmp_path / "server.log")
     server = ServerProcess(spec, lambda _: None)
     try:
         server.start()
