@@ -29,7 +29,7 @@ from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
 from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, get_engine
 from pytest_rocm_llm.serving.launch import check_argvs, local_model_path
 from pytest_rocm_llm.serving.pool import ServerPool, SuiteUnavailable
-from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineFile
+from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineFile, proportion_metrics
 from pytest_rocm_llm.verdicts.power import describe_gate
 
 PORT = "<port>"
@@ -290,6 +290,9 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
         runs = suite.workload_for(check.workload, target).trials if check.workload else 1
         items = (getattr(suite.eval_for(check.eval, target), "limit", None) if check.eval
                  else None)
+        if check.workload and check.metric in proportion_metrics():
+            # a share of the workload's requests: its binomial power is over that many
+            items = suite.workload_for(check.workload, target).requests
         w("    baseline gate: " + describe_gate(check.gate, entry.measurement if entry else None,
                                                runs, items, check.unit))
 

@@ -60,6 +60,13 @@ class Gate:
     alpha: float = DEFAULT_ALPHA
     tolerance: float = 0.0  # relative to the baseline value, on top of the noise margin
 
+    @property
+    def side_alpha(self) -> float:
+        """The false-fail rate each threshold spends. A band fails on either side, so each
+        side gets alpha/2 and the row's alpha is the whole false-fail rate (at alpha per
+        side an identical build failed a band 2% of the time while the row said 0.01)."""
+        return self.alpha / 2 if self.kind == "band" else self.alpha
+
 
 @dataclass(frozen=True)
 class Noise:
@@ -154,18 +161,25 @@ def margin(baseline: Measurement, measured: Measurement, gate: Gate) -> float | 
     nz = noise(baseline, measured)
     if nz is None:
         return None
-    return nz.critical(1.0 - gate.alpha) * nz.se_diff + gate.tolerance * abs(baseline.value)
+    return (nz.critical(1.0 - gate.side_alpha) * nz.se_diff
+            + gate.tolerance * abs(baseline.value))
 
 
 def detectable(baseline: Measurement, measured: Measurement, gate: Gate,
                power: float = DEFAULT_POWER) -> float | None:
-    """The smallest regression (absolute) the gate catches with probability ``power``:
-    the margin plus the power quantile of the noise."""
+    """The smallest regression (absolute) the gate catches with probability ``power``,
+    exactly (verdicts/exact.py): noncentral t for a between-run gate, the binomial counts of
+    both sides for a proportion (the baseline's share as the truth, its n and the new n)."""
+    from pytest_rocm_llm.verdicts import exact
+
     nz = noise(baseline, measured)
-    m = margin(baseline, measured, gate)
-    if nz is None or m is None:
+    if nz is None:
         return None
-    return m + nz.critical(power) * nz.se_diff
+    tol = gate.tolerance * abs(baseline.value)
+    if baseline.spread_kind == BINOMIAL and measured.spread_kind == BINOMIAL:
+        return exact.binomial_mde(baseline.value, baseline.n, measured.n, gate.side_alpha,
+                                  power, gate.tolerance, gate.kind != "ceiling")
+    return exact.se_units(gate.side_alpha, power, nz.df) * nz.se_diff + tol
 
 
 def judge(baseline: Measurement, measured: Measurement, gate: Gate) -> GateResult:

@@ -70,7 +70,8 @@ def test_a_ceiling_sits_one_margin_above_the_baseline_and_fails_beyond_it() -> N
 
 
 def test_a_band_holds_both_sides() -> None:
-    m = t.ppf(0.99, 4) * math.sqrt(2 / 3)
+    # alpha/2 per side (issue 23 item 3): the two sides together fail alpha of identical builds
+    m = t.ppf(0.995, 4) * math.sqrt(2 / 3)
     r = judge(three_runs(10.0), three_runs(10.0), Gate("band"))
     assert (r.threshold_low, r.threshold_high) == (pytest.approx(10 - m), pytest.approx(10 + m))
     assert not judge(three_runs(10.0), three_runs(10 + 1.01 * m), Gate("band")).passed
@@ -84,10 +85,14 @@ def test_tolerance_scales_with_the_size_of_the_baseline_whatever_its_sign() -> N
         assert r.margin == pytest.approx(m + 10.0, rel=1e-9)
 
 
-def test_the_detectable_regression_adds_the_power_quantile() -> None:
+def test_the_detectable_regression_is_the_noncentral_t_root() -> None:
+    # issue 23 item 1: exact noncentral t, 5.640 SE at df 4 (t + t said 5.280)
+    from scipy.stats import nct
+
     se = math.sqrt(2 / 3)
     r = judge(three_runs(100.0), three_runs(100.0), Gate("floor"))
-    assert r.mde == pytest.approx((t.ppf(0.99, 4) + t.ppf(0.9, 4)) * se, rel=1e-9)
+    assert r.mde is not None and r.mde == pytest.approx(5.6401 * se, rel=1e-4)
+    assert nct.sf(t.ppf(0.99, 4), 4, r.mde / se) == pytest.approx(0.9, abs=1e-6)
     assert r.mde_pct == pytest.approx(r.mde, rel=1e-9)  # baseline 100: absolute = percent
 
 
@@ -121,8 +126,8 @@ def test_row_text_of_a_gate_and_of_a_report_only_comparison() -> None:
     assert text.startswith(f">= {lo} s and <= {hi} s (margin {r.margin:.3g} s, alpha 0.01, ")
     assert text.endswith(f"; detects {r.mde_pct:.1f}% at 90% power)")
     assert r.describe().startswith(f">= {lo} and <= {hi} (margin {r.margin:.3g}, alpha")
-    ceiling = judge(three_runs(2.0), three_runs(2.0), Gate("ceiling")).describe("s")
-    assert ceiling.startswith(f"<= {hi} s (margin")
+    ceiling = judge(three_runs(2.0), three_runs(2.0), Gate("ceiling"))
+    assert ceiling.describe("s").startswith(f"<= {ceiling.threshold_high:.4g} s (margin")
     no = judge(Measurement(2.0, 8, 0.1, "stderr"), three_runs(2.0), Gate("floor"))
     assert not no.gated and no.alpha is None and no.passed
     assert no.describe("s") == ("reported, not gated: the baseline's spread is within one "

@@ -128,7 +128,7 @@ def test_a_regression_of_the_stated_detectable_size_fails_at_about_the_stated_po
     from pytest_rocm_llm.verdicts.power import minimum_detectable
 
     mde = minimum_detectable(0.02 * (2 / 3) ** 0.5, 0.01, 0.9, df=4)
-    assert mde == pytest.approx(0.0862, abs=1e-3)
+    assert mde == pytest.approx(0.0921, abs=1e-3)  # exact noncentral t (t + t said 0.0862)
     rate, v = fail_rate(SUITE, tmp_path, 800, regression=mde, between=0.02, within=0.0,
                         seed=5)
     assert 0.85 <= rate <= 0.95, rate

@@ -97,4 +97,5 @@ def test_noise_decides():
     r = judge(runs(100.0, 0.5, 10), runs(95.0, 0.5, 10), gate)
     assert not r.passed and r.delta_pct == pytest.approx(-5.0)
     assert r.gated and r.alpha == 0.01 and "alpha 0.01" in r.describe("tok/s")
-    assert r.mde_pct == pytest.approx((2.5524 + 1.3304) * 0.5 * 0.2 ** 0.5, rel=1e-3)
+    # exact noncentral t at df 18: 3.9095 SE (t + t said 2.5524 + 1.3304)
+    assert r.mde_pct == pytest.approx(3.9095 * 0.5 * 0.2 ** 0.5, rel=1e-3)

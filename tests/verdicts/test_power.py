@@ -16,9 +16,9 @@ from pytest_rocm_llm.verdicts.power import (
 )
 
 
-def test_mde_is_the_sum_of_the_two_quantiles_times_the_noise():
+def test_mde_is_z_plus_z_for_known_noise_and_the_noncentral_t_root_on_few_runs():
     assert minimum_detectable(1.0, 0.01, 0.9) == pytest.approx(2.3263 + 1.2816, rel=1e-4)
-    assert minimum_detectable(1.0, 0.01, 0.9, df=4) == pytest.approx(3.7469 + 1.5332, rel=1e-4)
+    assert minimum_detectable(1.0, 0.01, 0.9, df=4) == pytest.approx(5.6401, rel=1e-4)
     # ... and a regression of exactly that size is caught with that power.
     assert power_against(minimum_detectable(2.0, 0.01, 0.9), 2.0, 0.01) == pytest.approx(0.9)
 
@@ -26,9 +26,9 @@ def test_mde_is_the_sum_of_the_two_quantiles_times_the_noise():
 def test_planned_between_runs_and_binomial():
     d = planned(Measurement(100.0, 1, 2.0, "between_runs", 5), Gate("floor"), runs=5)
     se = 2.0 * (2 / 5) ** 0.5
-    assert d.gated and d.mde_pct == pytest.approx((2.8965 + 1.3968) * se, rel=1e-3)
+    assert d.gated and d.mde_pct == pytest.approx(4.3879 * se, rel=1e-3)  # nct at df 8
     acc = planned(binomial(0.955, 1319), Gate("floor"), n=1319)
-    assert acc.mde == pytest.approx(3.6079 * (2 * 0.955 * 0.045 / 1319) ** 0.5, rel=1e-3)
+    assert acc.mde == pytest.approx(0.0335, abs=5e-4)  # exact binomial (z + z said 0.0291)
     off = planned(Measurement(213.0), Gate("floor"))
     assert not off.gated and off.describe().startswith("reported, not gated")
 
@@ -42,7 +42,8 @@ def test_sizes_that_meet_a_target():
     # GSM8K against the published n=1319: a 2-point drop at 90% is out of reach; with a
     # measured baseline of the same size on both sides it takes ~2800 items.
     assert items_needed(0.955, 0.02, 0.01, baseline_n=1319) is None
-    assert items_needed(0.955, 0.02, 0.01) == pytest.approx(2798, abs=2)
+    # unpooled: the variance at 0.955 and at 0.935 (issue 23: 2,798 a side gave 83%)
+    assert items_needed(0.955, 0.02, 0.01) == pytest.approx(3377, abs=5)
 
 
 def test_describe_gate_says_what_a_plan_needs():

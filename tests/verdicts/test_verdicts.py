@@ -53,7 +53,8 @@ def test_baseline_regression_beyond_noise_fails_with_the_delta():
     # One new run against 3 stored ones, SD 1 on 2 df: margin t(0.99, 2) * sqrt(4/3) = 8.04.
     assert "margin 8.04 tok/s, alpha 0.01" in d.failure
     assert (d.verdict.gated, d.verdict.alpha) == (True, 0.01)
-    assert d.verdict.mde_pct == pytest.approx((6.9646 + 1.8856) * (4 / 3) ** 0.5 / 1.5,
+    # exact noncentral t at df 2: 10.736 SE (t + t said 6.9646 + 1.8856)
+    assert d.verdict.mde_pct == pytest.approx(10.7365 * (4 / 3) ** 0.5 / 1.5,
                                               rel=1e-3)
     assert run(148.0, stored(150.0, spread=1.0), spread=1.0).failure is None  # within noise
 
