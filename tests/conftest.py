@@ -93,10 +93,13 @@ def reference_launch_spec(name: str, model_dir: Path, port: int, log_path: Path)
         start_timeout_s=900)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cpu_server(reference_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
-    """One real CPU sglang server for a module whose pytester runs attach to it
-    (--llm-endpoint), so each run costs its requests, not a server start."""
+    """The session's one real CPU sglang server (the cpu target's reference launch), for
+    tests that need a live server but not their own: pytester runs attach to it with
+    --llm-endpoint, so each costs its requests, not a server start. Stopped at the end of the
+    session; its guardian reaps it if pytest dies first (SIGKILL, a crash). A test that kills,
+    stops, hangs or times its server keeps its own."""
     from pytest_rocm_llm.serving.ports import claim_port, release_port
     from pytest_rocm_llm.serving.process import ServerProcess
 
@@ -108,3 +111,86 @@ def cpu_server(reference_model_dir: Path, tmp_path_factory: pytest.TempPathFacto
             yield proc.base_url
     finally:
         release_port(port)
+
+
+# ---- The engine-start account and budget (issue 20) ----------------------------------------
+# Server starts are most of this suite's time. Every ServerProcess start in this session, in
+# pytester subprocesses and xdist workers too, lands in one ledger (serving/start_ledger.py);
+# the end of the run prints who started what and for how long it loaded, and fails the run
+# when it started more engine servers than tests/engine_budget.toml allows: a new test that
+# launches its own servers is then a visible decision, not a silent cost.
+ENGINE_BUDGET = ROOT / "tests" / "engine_budget.toml"
+
+
+@pytest.hookimpl(trylast=True)  # after tmp_path's own configure made the basetemp factory
+def pytest_configure(config: pytest.Config) -> None:
+    from pytest_rocm_llm.serving.start_ledger import LEDGER_ENV, lines_in
+
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: it writes to the controller's ledger
+    if os.environ.get(LEDGER_ENV):  # an outer run (.ci/run) keeps one for all its phases
+        ledger = Path(os.environ[LEDGER_ENV])
+    else:
+        ledger = Path(config._tmp_path_factory.getbasetemp()) / "engine-starts.jsonl"  # type: ignore[attr-defined]  # noqa: E501
+        ledger.unlink(missing_ok=True)
+        os.environ[LEDGER_ENV] = str(ledger)
+    config.stash[_LEDGER] = (ledger, lines_in(ledger))
+
+
+_LEDGER = pytest.StashKey[tuple[Path, int]]()
+
+
+def _this_run(config: pytest.Config) -> list | None:
+    from pytest_rocm_llm.serving.start_ledger import read
+
+    kept = config.stash.get(_LEDGER, None)
+    return None if kept is None else read(*kept)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Starts are put to the test being run, its module- and session-scoped fixtures' too
+    (set up inside its protocol, before any function-scoped fixture could say so)."""
+    from pytest_rocm_llm.serving.start_ledger import CONTEXT_ENV
+
+    before = os.environ.get(CONTEXT_ENV)
+    os.environ[CONTEXT_ENV] = item.nodeid
+    try:
+        return (yield)
+    finally:
+        if before is None:
+            os.environ.pop(CONTEXT_ENV, None)
+        else:
+            os.environ[CONTEXT_ENV] = before
+
+
+def _budget() -> int:
+    import tomllib
+
+    return int(tomllib.loads(ENGINE_BUDGET.read_text())["max_engine_starts"])
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    from pytest_rocm_llm.serving.start_ledger import account, engine_starts
+
+    starts = _this_run(config)
+    if starts is None:
+        return
+    terminalreporter.section("engine server starts (tests/engine_budget.toml)")
+    for line in account(starts):
+        terminalreporter.write_line(line)
+    count, budget = len(engine_starts(starts)), _budget()
+    terminalreporter.write_line(f"engine starts: {count} of a budget of {budget}")
+    if count > budget:
+        terminalreporter.write_line(
+            f"FAILED: {count} engine server starts exceed the budget of {budget} in "
+            f"{ENGINE_BUDGET}: share the session's server (the cpu_server fixture) or raise "
+            "the budget there, saying which test needs its own and why", red=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from pytest_rocm_llm.serving.start_ledger import engine_starts
+
+    starts = _this_run(session.config)
+    if starts is not None and len(engine_starts(starts)) > _budget() and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

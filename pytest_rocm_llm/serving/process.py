@@ -28,6 +28,7 @@ from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.log_tail import TAIL_LINES, file_tail
 from pytest_rocm_llm.progress_log import report
 from pytest_rocm_llm.redact import redact_argv, redact_text, secret_values
+from pytest_rocm_llm.serving import start_ledger
 from pytest_rocm_llm.serving.guardian import STAND_DOWN
 from pytest_rocm_llm.serving.ports import bindable
 from pytest_rocm_llm.serving.process_tree import (
@@ -177,6 +178,7 @@ class ServerProcess:
         except BaseException:
             self.stop()
             raise
+        start_ledger.record("start", self.tag, spec.name, spec.argv)
         self._say(f"{spec.name}: loading server at {spec.base_url} "
                   f"(pid {self.proc.pid}, log {spec.log_path})")
 
@@ -185,6 +187,20 @@ class ServerProcess:
         assert self.proc is not None, "start() first"
         spec = self.spec
         t0 = time.monotonic()
+        try:
+            self.ready_after_s = self._poll_ready(t0, poll_s, report_every_s)
+        except BaseException:
+            start_ledger.record("failed", self.tag, spec.name, spec.argv,
+                                seconds=time.monotonic() - t0)
+            raise
+        start_ledger.record("ready", self.tag, spec.name, spec.argv,
+                            seconds=self.ready_after_s)
+        self._say(f"{spec.name}: ready in {self.ready_after_s:.1f} s")
+        return self.ready_after_s
+
+    def _poll_ready(self, t0: float, poll_s: float, report_every_s: float) -> float:
+        assert self.proc is not None
+        spec = self.spec
         last_report = t0
         with sync_client(timeout_s=10.0, connect_s=2.0) as client:
             while True:
@@ -218,9 +234,7 @@ class ServerProcess:
                               f"{last_line}")
                     last_report = now
                 time.sleep(poll_s)
-        self.ready_after_s = time.monotonic() - t0
-        self._say(f"{spec.name}: ready in {self.ready_after_s:.1f} s")
-        return self.ready_after_s
+        return time.monotonic() - t0
 
     def _never_ready_line(self) -> str | None:
         """The first NEVER_READY line written since the last call (whole lines only, masked),

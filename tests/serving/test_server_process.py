@@ -281,3 +281,26 @@ def test_stale_claims_nearby_do_not_block_a_port() -> None:
         assert _near_claimed(port)
     finally:
         neighbour.unlink(missing_ok=True)
+
+
+def test_every_start_is_in_the_ledger_with_its_context_and_seconds(
+        make_spec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_rocm_llm.serving import start_ledger
+
+    ledger = tmp_path / "starts.jsonl"
+    monkeypatch.setenv(start_ledger.LEDGER_ENV, str(ledger))
+    monkeypatch.setenv(start_ledger.CONTEXT_ENV, "tests/x.py::test_y")
+    ready, _ = make_spec(delay=1.0)
+    with ServerProcess(ready, lambda _: None):
+        pass
+    never, _ = make_spec(delay=30.0, timeout=1.0)
+    with pytest.raises(ServerStartError):
+        with ServerProcess(never, lambda _: None):
+            pass
+    first, second = start_ledger.read(ledger)
+    assert (first.outcome, first.context, first.name) == ("ready", "tests/x.py::test_y",
+                                                          "demo/default")
+    assert first.ready_s is not None and first.ready_s >= 1.0
+    assert second.outcome == "failed" and second.ready_s is not None
+    # a stand-in is no engine: the budget counts sglang and vLLM servers only
+    assert first.engine == "other" and start_ledger.engine_starts([first, second]) == []
