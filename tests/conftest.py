@@ -126,6 +126,8 @@ ENGINE_BUDGET = ROOT / "tests" / "engine_budget.toml"
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_rocm_llm.serving.start_ledger import LEDGER_ENV, lines_in
 
+    config.addinivalue_line("markers", f"{ALONE}: measures speed, so runs with no other test "
+                            "running (the other xdist worker waits)")
     if hasattr(config, "workerinput"):
         return  # an xdist worker: it writes to the controller's ledger
     if os.environ.get(LEDGER_ENV):  # an outer run (.ci/run) keeps one for all its phases
@@ -147,16 +149,66 @@ def _this_run(config: pytest.Config) -> list | None:
     return None if kept is None else read(*kept)
 
 
+# ---- Two lanes on two cores (pytest-xdist, --dist loadgroup) ------------------------------
+# Most of an engine test is a server start: imports in one process at a time, about one core.
+# So two workers run the suite, each engine module a group kept on one worker (its module-
+# scoped run is shared by its tests), every user of the shared cpu_server on the same worker
+# (one session server, not one per worker); fast tests fill in. A test that measures speed
+# (@pytest.mark.alone) runs with nothing else running: a readers-writer lock across the
+# workers, with a turnstile so a waiting measurement is not starved by the other lane.
+ALONE = "alone"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("engine") is None:
+            continue
+        shared = "cpu_server" in getattr(item, "fixturenames", ())
+        group = "cpu_server" if shared else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _share_of_the_machine(item: pytest.Item):
+    """A context holding this worker's share: exclusive for @alone tests, shared for the
+    rest; nothing outside xdist."""
+    import contextlib
+    import fcntl
+
+    config = item.config
+    if not hasattr(config, "workerinput"):
+        return contextlib.nullcontext()
+    root = Path(config._tmp_path_factory.getbasetemp()).parent  # type: ignore[attr-defined]
+    alone = item.get_closest_marker(ALONE) is not None
+
+    @contextlib.contextmanager
+    def held():
+        with open(root / "lanes.turnstile", "a") as gate, open(root / "lanes.lock", "a") as lk:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            if not alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+            fcntl.flock(lk, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+            try:
+                yield
+            finally:
+                fcntl.flock(lk, fcntl.LOCK_UN)
+                fcntl.flock(gate, fcntl.LOCK_UN)
+
+    return held()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Starts are put to the test being run, its module- and session-scoped fixtures' too
-    (set up inside its protocol, before any function-scoped fixture could say so)."""
+    (set up inside its protocol, before any function-scoped fixture could say so); the test
+    runs holding its share of the machine."""
     from pytest_rocm_llm.serving.start_ledger import CONTEXT_ENV
 
     before = os.environ.get(CONTEXT_ENV)
     os.environ[CONTEXT_ENV] = item.nodeid
     try:
-        return (yield)
+        with _share_of_the_machine(item):
+            return (yield)
     finally:
         if before is None:
             os.environ.pop(CONTEXT_ENV, None)
