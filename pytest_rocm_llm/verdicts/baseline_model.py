@@ -75,6 +75,12 @@ class Entry(_Strict):
     # stderr, iqr: within one run (reported, never gated).
     spread_kind: Literal["stderr", "iqr", "binomial", "between_runs"] | None = None
     runs: int | None = Field(None, ge=1)
+    # between_runs: where the runs came from. "session": trials back to back on one server
+    # (what a workload records; the gate's alpha then holds within a session only);
+    # "sessions": runs gathered across server sessions / days (alpha holds across them).
+    # Absent in files written before it existed: read as "session". Optional, so schema 1
+    # stays as it was and every existing file loads.
+    spread_scope: Literal["session", "sessions"] | None = None
     profile: str | None = None
     gate: GateSpec
     provenance: Provenance

@@ -52,7 +52,10 @@ class BaselineEntry:
         value, n, kind = float(d["value"]), int(d["n"]), d.get("spread_kind", "stderr")
         if kind == BINOMIAL or (kind == "stderr" and d["metric"] in proportion_metrics()):
             return binomial(value, n)
-        return Measurement(value, n, d.get("spread"), kind, int(d.get("runs", 1)))
+        # Files written before spread_scope existed hold one session's trials: that is how
+        # a workload's trials have always been recorded.
+        scope = (d.get("spread_scope") or "session") if kind == "between_runs" else None
+        return Measurement(value, n, d.get("spread"), kind, int(d.get("runs", 1)), scope)
 
     @property
     def gate(self) -> Gate:

@@ -14,8 +14,17 @@ Only noise that describes how a value moves from run to run may set the margin:
 A within-run standard error (``stderr``, ``iqr``: the spread of one run's requests) is not
 run-to-run noise: a median over 10 requests can be precise while the next run lands 7% away.
 A baseline without run-to-run noise is therefore reported, never gated, and no false-fail
-rate is claimed for it. The baseline's ``tolerance`` (relative, stated in suite.toml) is
-added on top of the noise margin where a gate exists.
+rate is claimed for it.
+
+A between-run spread is only as wide as the runs it came from (``scope``): trials run back
+to back in one session ("session", what a workload with trials records) leave out the
+drift between server restarts and days, so the gate's alpha holds for a build judged in
+the same conditions; against a later session, with 1-2% drift between sessions and 1%
+trial CV, an unchanged build failed 14-27% of the time. The row says which alpha it claims;
+a baseline whose spread was gathered across sessions ("sessions") claims it across them.
+
+The baseline's ``tolerance`` (relative, stated in suite.toml) is added on top of the noise
+margin where a gate exists. A band spends alpha/2 on each side (``Gate.side_alpha``).
 """
 
 from __future__ import annotations
@@ -48,6 +57,9 @@ class Measurement:
     spread: float | None = None
     spread_kind: str = "stderr"
     runs: int = 1
+    # between_runs only: "session" (trials back to back in one server session) or "sessions"
+    # (runs gathered across sessions, so the drift between them is in the spread)
+    scope: str | None = None
 
     @property
     def between_runs(self) -> bool:
@@ -93,6 +105,9 @@ class GateResult:
     mde: float | None = None  # smallest regression caught with DEFAULT_POWER, absolute
     mde_pct: float | None = None  # the same, relative to the baseline (percent)
     basis: str = ""  # what the noise is, or why there is no gate
+    # where the alpha holds: "session" (within the baseline's kind of session only),
+    # "sessions" (across them); None for binomial noise, which holds wherever it is drawn
+    alpha_scope: str | None = None
 
     def describe(self, unit: str = "") -> str:
         if not self.gated:
@@ -105,7 +120,15 @@ class GateResult:
             parts.append(f"<= {self.threshold_high:.4g}{u}")
         detect = f"; detects {self.mde_pct:.1f}%" if self.mde_pct is not None else ""
         return (" and ".join(parts) + f" (margin {self.margin:.3g}{u}, alpha {self.alpha:g}, "
-                f"{self.basis}{detect} at {DEFAULT_POWER:.0%} power)")
+                f"{SCOPE_TEXT.get(self.alpha_scope or '', '')}{self.basis}{detect} at "
+                f"{DEFAULT_POWER:.0%} power)")
+
+
+SCOPE_TEXT = {
+    "session": "holding within one session, not across sessions (the baseline's trials ran "
+               "back to back, so the drift between sessions is not in its spread), ",
+    "sessions": "holding across sessions (the baseline's runs span sessions), ",
+}
 
 
 def gate_kind_for(direction: Direction) -> GateKind:
@@ -195,8 +218,9 @@ def judge(baseline: Measurement, measured: Measurement, gate: Gate) -> GateResul
     ok = (low is None or measured.value >= low) and (high is None or measured.value <= high)
     mde = detectable(baseline, measured, gate)
     mde_pct = mde / abs(baseline.value) * 100 if mde is not None and baseline.value else None
+    scope = (baseline.scope or "session") if baseline.spread_kind == BETWEEN_RUNS else None
     return GateResult(ok, low, high, m, delta, pct, gated=True, alpha=gate.alpha, mde=mde,
-                      mde_pct=mde_pct, basis=nz.basis)
+                      mde_pct=mde_pct, basis=nz.basis, alpha_scope=scope)
 
 
 # One implementation of each standard error for the whole package (standard_error.py).
@@ -204,11 +228,11 @@ stderr_of_mean = of_mean
 binomial_stderr = of_proportion
 
 
-def between_runs(values: list[float], n: int = 1) -> Measurement:
+def between_runs(values: list[float], n: int = 1, scope: str = "session") -> Measurement:
     """A value measured as the mean of repeated runs, with their spread (``n``: requests or
-    items behind it)."""
+    items behind it; ``scope``: one session's trials unless said otherwise)."""
     return Measurement(sum(values) / len(values), max(n, 1), sample_sd(values), BETWEEN_RUNS,
-                       len(values))
+                       len(values), scope)
 
 
 def binomial(p: float, n: int) -> Measurement:

@@ -51,6 +51,7 @@ class Verdict:
     # run-to-run noise known), so no false-fail rate is claimed; alpha is set only when gated.
     gated: bool | None = None  # None: no baseline to compare with
     alpha: float | None = None
+    alpha_scope: str | None = None  # session | sessions: where alpha holds (verdicts/gate.py)
     mde_pct: float | None = None  # smallest regression caught at 90% power, % of baseline
     delta_pct: float | None = None
     message: str = ""
@@ -135,6 +136,7 @@ def baseline_entry(spec: CheckSpec, m: Measurement, profile: str,
         "metric": spec.metric, "unit": spec.unit, "direction": spec.direction,
         "value": m.value, "n": max(m.n, 1), "spread": m.spread, "spread_kind": m.spread_kind,
         "runs": max(m.runs, 1), "profile": profile,
+        **({"spread_scope": m.scope or "session"} if m.spread_kind == "between_runs" else {}),
         "gate": {"kind": gate.kind, "alpha": gate.alpha, "tolerance": gate.tolerance},
         "provenance": dict(provenance),
     }
@@ -184,7 +186,7 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
             gate_result = judge(entry.measurement, m, spec.gate)
             common.update(gate=gate_result.describe(spec.unit), delta_pct=gate_result.delta_pct,
                           gated=gate_result.gated, alpha=gate_result.alpha,
-                          mde_pct=gate_result.mde_pct)
+                          alpha_scope=gate_result.alpha_scope, mde_pct=gate_result.mde_pct)
             if not gate_result.gated:
                 notes = (*notes, f"baseline {gate_result.describe()}")
     common["notes"] = notes
