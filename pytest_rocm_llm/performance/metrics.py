@@ -78,6 +78,18 @@ def token_times(r: RequestRecord) -> tuple[np.ndarray, np.ndarray]:
     if r.chunk_gaps:
         gaps = np.array([g for g, _ in r.chunk_gaps], dtype=float)
         later = np.array([k for _, k in r.chunk_gaps], dtype=int)
+        if r.content_chunks and r.completion_tokens > 1 + int(later.sum()):
+            # An OpenAI-style stream counts one token per chunk until its final usage says
+            # how many there were: with speculative decoding a chunk carries several. The
+            # convention here: the first chunk carries one token (prefill emits one) and
+            # the rest are spread evenly over the later chunks, each at the time it
+            # arrived (a verify step yields about the accept length each). Neither
+            # sglang's bench_serving nor vLLM's benchmark_serving splits OpenAI chunks
+            # (they keep one ITL per chunk and take the count from usage); stamping the
+            # surplus at the first chunk, as before, put it at the request's start.
+            spread = (r.completion_tokens - 1) / len(later)
+            return (np.concatenate(([first], first + np.cumsum(gaps))),
+                    np.concatenate(([1.0], np.full(len(later), spread))))
         head = max(r.completion_tokens - int(later.sum()), 0)
         return (np.concatenate(([first], first + np.cumsum(gaps))),
                 np.concatenate(([head], later)))
@@ -103,10 +115,10 @@ def steady_output_tok_s(records: Sequence[RequestRecord]) -> dict[str, float | N
         return {"steady_output_tok_s": None, "steady_window_start_s": None,
                 "steady_window_s": None}
     start, end = window
-    tokens = 0
+    tokens = 0.0  # fractional where a chunk's tokens are spread (token_times)
     for r in _ok(records):
         times, counts = token_times(r)
-        tokens += int(counts[(times >= start) & (times <= end)].sum())
+        tokens += float(counts[(times >= start) & (times <= end)].sum())
     return {"steady_output_tok_s": tokens / (end - start), "steady_window_start_s": start,
             "steady_window_s": end - start}
 
