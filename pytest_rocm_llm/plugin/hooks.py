@@ -273,7 +273,8 @@ def _plan_preflight(config: pytest.Config, items: list[pytest.Item],
 
 def _before_launch(config: pytest.Config, items: list[pytest.Item],
                    s: settings_mod.Settings) -> None:
-    """Baselines, data and tools (see preflight.preflight), then the node's hardware."""
+    """Baselines, data and tools (see preflight.preflight), then the node's hardware, then
+    the CPU reference's missing environments (_build_reference)."""
     from pytest_rocm_llm.plugin.preflight import preflight
 
     assert s.target is not None
@@ -288,6 +289,36 @@ def _before_launch(config: pytest.Config, items: list[pytest.Item],
         check_hardware(s.target, s.engine_prefix or ())
     except HardwareMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
+    _build_reference(config, suites, s)
+
+
+def _build_reference(config: pytest.Config, suites: list[Suite],
+                     s: settings_mod.Settings) -> None:
+    """When the run needs two or more CPU reference environments that are not built yet,
+    they are built now, side by side (and the reference model converted as soon as sglang's
+    is ready), instead of one after the other by the first test that needs each. One missing
+    environment is left to that test. A failure is left to it too: it is retried there and
+    reported as that test's infrastructure error, with the build log's tail."""
+    from pytest_rocm_llm.plugin.preflight import reference_builds
+    from pytest_rocm_llm.serving.reference.provision import (
+        ProvisionError,
+        ensure_engines,
+        unbuilt,
+    )
+
+    assert s.target is not None
+    engines, models = reference_builds(suites, s.target, s)
+    todo = unbuilt(s.cache_dir, engines)
+    if len(todo) < 2:
+        return
+    progress = progress_writer(config)
+    try:
+        with config.stash[COLLECTOR_KEY].phases.measure(
+                "provision", f"{' and '.join(todo)} environments, side by side"):
+            ensure_engines(s.cache_dir, todo, models, progress)
+    except (ProvisionError, OSError) as exc:
+        progress(f"[rocm-llm] reference: building side by side failed; the first test that "
+                 f"needs it retries and reports it: {str(exc).splitlines()[0]}")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -72,15 +72,32 @@ def unjudgeable(checks: Iterable[tuple[Suite, Check]], target: Target,
     return out
 
 
+def reference_builds(suites: Iterable[Suite], target: Target,
+                     settings: Settings) -> tuple[list[str], list[str]]:
+    """The engines and the reference models this run takes from the CPU reference's cache
+    (built there if missing): none on a GPU target, with --llm-endpoint or with an engine
+    of the user's own."""
+    if target.is_gpu or settings.endpoint is not None or settings.engine_prefix is not None:
+        return [], []
+    from pytest_rocm_llm.serving.launch import local_model_path
+
+    suites = [suite for suite in suites if target.name in suite.targets]
+    engines = [e for suite in suites for e in suite.engines]
+    models = [model.reference for suite in suites
+              if (model := suite.model_for(target)).reference
+              and local_model_path(suite, model, settings) is None]
+    return list(dict.fromkeys(engines)), list(dict.fromkeys(models))
+
+
 def check_reference_space(suites: Iterable[Suite], target: Target,
                           settings: Settings) -> None:
     """Raises ConfigError when the CPU reference environments this run would build do not
-    fit on the cache's disk: pip would fail minutes into the build, mid-run."""
-    if target.is_gpu or settings.endpoint is not None or settings.engine_prefix is not None:
+    fit on the cache's disk: the installer would fail minutes into the build, mid-run."""
+    engines, _ = reference_builds(suites, target, settings)
+    if not engines:
         return
     from pytest_rocm_llm.serving.reference.provision import space_problem
 
-    engines = [e for suite in suites if target.name in suite.targets for e in suite.engines]
     problem = space_problem(settings.cache_dir, engines)
     if problem is not None:
         raise ConfigError(problem)

@@ -76,23 +76,6 @@ def test_a_build_that_cannot_fit_stops_before_anything_is_made(tmp_path: Path,
     assert lines == []  # no "building ..." announced
 
 
-def test_pip_keeps_no_wheel_cache_and_its_temporary_files_beside_the_build(
-        tmp_path: Path) -> None:
-    # The build's interpreter records how it was run: the real _run starts it.
-    env_dir = tmp_path / "engines" / "x"
-    (env_dir / "bin").mkdir(parents=True)
-    seen = tmp_path / "seen"
-    python = env_dir / "bin" / "python"
-    python.write_text(f'#!/bin/sh\necho "$@" > {seen}\n'
-                      f'echo "$PIP_NO_CACHE_DIR $TMPDIR" >> {seen}\n')
-    python.chmod(0o755)
-    provision._pip_install(env_dir, ["--no-deps", "pkg==1"], tmp_path / "build.log",
-                           "installing pkg", lambda _: None)
-    args, env = seen.read_text().splitlines()
-    assert args == "-m pip install --disable-pip-version-check --no-deps pkg==1"
-    assert env == f"1 {tmp_path / 'engines' / 'x.tmp'}"
-
-
 SUITE = f"""
 [suite]
 name = "space"

