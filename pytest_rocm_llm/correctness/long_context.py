@@ -198,24 +198,31 @@ def build_items(config: LongContextConfig, tokenizer_path: str) -> list[Item]:
             for s in range(config.samples)]
 
 
-# The answer is the output's first sentence or line; what follows is the model going on
-# (often echoing the needle, cut mid-number by max_tokens), which is judged only for
-# naming another candidate or repeating the answer.
+# The answer is the output's first sentence or line that holds a number: a preamble with
+# none ("Sure!", "Here is what I found.") is skipped, as RULER's substring match never
+# reads it (RULER scores "Sure! The pass key is 48213." right; the first sentence alone
+# scored it wrong). What follows the answer is the model going on (often echoing the
+# needle, cut mid-number by max_tokens), judged only for naming another candidate or
+# repeating the answer. Stricter than RULER's string_match_all (the expected value
+# anywhere in the output) where RULER credits a non-answer: a list of candidates, a
+# longer number containing the value, a loop; on tests/correctness/scoring_corpus.py
+# these are the only outputs where the two disagree.
 _SEGMENT = re.compile(r"(?<=[.!?])\s+|\n+")
 _LOOP = 3  # the answer said 3 times as sentences of its own: looping, not answering
 
 
 def score(expected: str, output: str, distractors: Sequence[str] = (),
           degenerate: bool = False) -> bool:
-    """Exact: the output's first sentence holds exactly one number and it is ``expected``
-    (so "48213 or 91730" and a longer number containing it are wrong), no other candidate
-    value of the prompt appears anywhere (an output listing them is wrong even when it
-    starts with the right one), the answer is not repeated as a sentence of its own
-    ``_LOOP`` times, and the output is not degenerate."""
+    """Exact: the output's first sentence holding a number holds exactly one, and it is
+    ``expected`` (so "48213 or 91730" and a longer number containing it are wrong), no
+    other candidate value of the prompt appears anywhere (an output listing them is wrong
+    even when it starts with the right one), the answer is not repeated as a sentence of
+    its own ``_LOOP`` times, and the output is not degenerate."""
     segments = [s.strip() for s in _SEGMENT.split(output.strip()) if s.strip()]
-    if degenerate or not segments:
+    numbered = [s for s in segments if _NUMBER.search(s)]
+    if degenerate or not numbered:
         return False
-    answer = segments[0].rstrip(".!?")
+    answer = numbered[0].rstrip(".!?")
     if _NUMBER.findall(answer) != [expected]:
         return False
     if set(_NUMBER.findall(output)) & set(distractors):
