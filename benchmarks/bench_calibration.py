@@ -22,6 +22,14 @@ Noise, per row (the ``noise`` column says which):
   baseline's (glm52: published; smoke: measured). A floor around a published score
   (reference_score) also counts the published score's own sampling error.
 
+Every "detects X" figure the plan and the report state (verdicts/power.planned, exact
+noncentral t / binomial power) is re-measured here (issue 23): a regression of exactly
+that size is simulated through the production gate (``judge``) and the share it fails is
+the ``at MDE`` column, which must read 90%. Stored gates claim their alpha and power within
+one session (a workload's trials), so smoke decode's figure is re-measured with both runs
+drawn from one session. Any figure off by more than 2 points of power fails the run (exit
+1), in --quick too; MDE_SIMS pairs per figure keep simulation noise under a quarter of that.
+
     python benchmarks/bench_calibration.py           # 20000 simulated pairs per row
     python benchmarks/bench_calibration.py --quick   # 1000 per row, seconds (CI)
 """
@@ -66,6 +74,10 @@ ASSUMED_SOURCE = "assumed (sglang AMD nightly README)"
 DATASET_ITEMS = {"gsm8k": 1319, "gpqa": 198}
 SUITES = (("glm52", "mi355x"), ("smoke", "cpu"))
 ASSUMED_ACCURACY = 0.9  # a check with neither a stored baseline nor a published score
+# Pairs per "detects" figure, quick or not: the SE of a simulated 90% is then 0.47 points,
+# so a stated figure 2 points off is told from noise at over 4 SE.
+MDE_SIMS = 4000
+MDE_TOLERANCE = 0.02
 
 
 @dataclass
@@ -78,6 +90,7 @@ class Row:
     power: float | None
     mde: str
     verdict: str  # target met, or what size would meet it
+    at_mde: float | None = None  # simulated power at the stated MDE; None: no figure stated
 
 
 def direction_sign(check: Check) -> float:
@@ -150,6 +163,16 @@ def smoke_decode_row(suite: Suite, check: Check, k: int, sims: int,
     sd, level = float(np.sqrt(np.mean(np.square(sds)))), float(np.mean([median(t)
                                                                          for t in trials]))
     plan = planned(Measurement(level, 1, sd, "between_runs", k), gate, runs=k)
+    at = None
+    if plan.mde_pct is not None:
+        scale = 1 - plan.mde_pct / 100
+
+        def same_session() -> tuple[Measurement, Measurement]:
+            s = sessions[rng.integers(len(sessions))]
+            return (between_runs(resampled_run(rng, s, k, 1.0)),
+                    between_runs(resampled_run(rng, s, k, scale)))
+
+        at = sum(not judge(*same_session(), gate).passed for _ in range(MDE_SIMS)) / MDE_SIMS
     ff, pw = fails / sims, caught / sims
     verdict = []
     if ff > FALSE_FAIL_TARGET:
@@ -168,7 +191,7 @@ def smoke_decode_row(suite: Suite, check: Check, k: int, sims: int,
              f"{np.std([np.mean([median(t) for t in s]) for s in sessions], ddof=1) / level:.1%}")
     return Row(suite.name, check.name, f"{k} trials", noise, ff, pw,
                f"{plan.mde_pct:.1f}%" if plan.mde_pct is not None else "-",
-               "; ".join(verdict) or "meets both")
+               "; ".join(verdict) or "meets both", at)
 
 
 # --- glm52 performance: normal trials at an assumed CV -----------------------------------------
@@ -200,11 +223,15 @@ def assumed_row(suite: Suite, check: Check, k: int, sims: int, rng: np.random.Ge
     caught = sum(not judge(run(1.0), run(1 - sign * SPEED_REGRESSION), gate).passed
                  for _ in range(sims))
     plan = planned(Measurement(100.0, 1, 100 * cv, "between_runs", k), gate, runs=k)
+    at = None
+    if plan.mde_pct:
+        at = sum(not judge(run(1.0), run(1 - sign * plan.mde_pct / 100), gate).passed
+                 for _ in range(MDE_SIMS)) / MDE_SIMS
     n = runs_needed(cv, k, 1.0, SPEED_REGRESSION * 100, gate.alpha, tolerance=gate.tolerance)
     met = fails / sims <= FALSE_FAIL_TARGET and caught / sims >= POWER_TARGET
     return Row(suite.name, check.name, f"{k} trials", noise, fails / sims, caught / sims,
                f"{plan.mde_pct:.1f}%" if plan.mde_pct else "-",
-               "meets both" if met else f"trials {n}" if n else "not reachable")
+               "meets both" if met else f"trials {n}" if n else "not reachable", at)
 
 
 # --- proportions: binomial ------------------------------------------------------------------
@@ -227,10 +254,14 @@ def binomial_row(suite: Suite, check: Check, p: float, n_base: int, n: int, base
     if check.metric == "success_ratio":
         # Every request must succeed (floor 1.0): the floor decides, not the noise.
         pw = 1 - (1 - ACCURACY_DROP) ** n
+        # the baseline gate's own figure (what the plan states) is re-measured all the same
+        plan = planned(binomial(p, n_base), gate, n=n)
+        at = (binomial_rate(rng, MDE_SIMS, check, p, n_base, p - plan.mde, n)
+              if plan.mde is not None else None)
         return Row(suite.name, check.name, f"n={n}", "floor 1.0: any failed request fails",
                    0.0, pw, "1 request", "meets both" if pw >= POWER_TARGET else
                    f"power against a 2% failure rate: {np.log(0.1) / np.log(0.98):.0f} "
-                   "requests")
+                   "requests", at)
     ff = binomial_rate(rng, sims, check, p, n_base, p, n)
     pw = binomial_rate(rng, sims, check, p, n_base, p - ACCURACY_DROP, n)
     plan = planned(binomial(p, n_base), gate, n=n)
@@ -241,9 +272,12 @@ def binomial_row(suite: Suite, check: Check, p: float, n_base: int, n: int, base
         both = items_needed(p, ACCURACY_DROP, gate.alpha)
         need = (f"items {same}" if same else
                 f"not reachable against n={n_base}; {both} items on both sides")
-    mde = f"{plan.mde * 100:.1f} pt" if plan.mde is not None else "-"
+    mde = f"{plan.mde * 100:.1f} pt" if plan.mde is not None else "none at 90%"
+    sign = direction_sign(check)
+    at = (binomial_rate(rng, MDE_SIMS, check, p, n_base, p - sign * plan.mde, n)
+          if plan.mde is not None else None)
     return Row(suite.name, check.name, f"n={n}", f"binomial p={p:.3g} vs {base_kind} "
-               f"n={n_base}", ff, pw, mde, need)
+               f"n={n_base}", ff, pw, mde, need, at)
 
 
 def floor_row(suite: Suite, check: Check, n: int, n_published: int | None, sims: int,
@@ -332,9 +366,11 @@ def pct(x: float | None) -> str:
 
 
 def render(rows: list[Row]) -> list[str]:
-    head = ("suite", "check", "size", "false-fail", "power", "MDE", "to meet targets", "noise")
+    head = ("suite", "check", "size", "false-fail", "power", "MDE", "at MDE", "to meet targets",
+            "noise")
     cells = [head] + [(r.suite, r.check, r.size, pct(r.false_fail), pct(r.power), r.mde,
-                       r.verdict, r.noise) for r in rows]
+                       "-" if r.at_mde is None else f"{r.at_mde:.1%}", r.verdict, r.noise)
+                      for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(head) - 1)]
     lines = []
     for i, c in enumerate(cells):
@@ -366,8 +402,19 @@ def main(argv: list[str] | None = None) -> int:
           f"accuracy drop; MDE at 90% power (z/t quantile {quantile(0.9, None):.2f}+)")
     for line in render(rows):
         print(line)
+    off = off_figures(rows)
+    for r in off:
+        print(f"FIGURE OFF: {r.suite}/{r.check}: stated 'detects {r.mde}' at "
+              f"{POWER_TARGET:.0%} power, simulated {r.at_mde:.1%} through the gate")
     print(f"({time.perf_counter() - t0:.1f} s)")
-    return 0
+    return 1 if off else 0
+
+
+def off_figures(rows: list[Row]) -> list[Row]:
+    """Rows whose stated "detects" figure is caught more than MDE_TOLERANCE away from the
+    stated power."""
+    return [r for r in rows
+            if r.at_mde is not None and abs(r.at_mde - POWER_TARGET) > MDE_TOLERANCE]
 
 
 if __name__ == "__main__":

@@ -106,15 +106,21 @@ def smallest_shift(power_of: Callable[[float], float], power: float, hi: float) 
 # asks for a few dozen distinct figures.
 @lru_cache(maxsize=8192)
 def binomial_mde(p: float, n_base: int, n_new: int, alpha: float, power: float,
-                 tolerance: float = 0.0, higher_is_better: bool = True) -> float:
+                 tolerance: float = 0.0, higher_is_better: bool = True) -> float | None:
     """The smallest absolute move from ``p`` the wrong way (a drop for a floor, a rise for a
-    ceiling) that the proportion gate at one-sided ``alpha`` catches with ``power``."""
+    ceiling) that the proportion gate at one-sided ``alpha`` catches with ``power``; None
+    when no move is (a handful of items)."""
     z = _Z.inv_cdf(1 - alpha)
     sign = -1.0 if higher_is_better else 1.0
-    return smallest_shift(
-        lambda d: binomial_fail_prob(p, n_base, p + sign * d, n_new, z, tolerance,
-                                     higher_is_better),
-        power, p if higher_is_better else 1 - p)
+
+    def power_of(d: float) -> float:
+        return binomial_fail_prob(p, n_base, p + sign * d, n_new, z, tolerance,
+                                  higher_is_better)
+
+    room = p if higher_is_better else 1 - p
+    if power_of(room) < power:
+        return None  # even the largest possible move is caught less often than that
+    return smallest_shift(power_of, power, room)
 
 
 def unpooled_items(p: float, drop: float, alpha: float, power: float,

@@ -118,7 +118,8 @@ class GateResult:
             parts.append(f">= {self.threshold_low:.4g}{u}")
         if self.threshold_high is not None:
             parts.append(f"<= {self.threshold_high:.4g}{u}")
-        detect = f"; detects {self.mde_pct:.1f}%" if self.mde_pct is not None else ""
+        detect = (f"; detects {self.mde_pct:.1f}%" if self.mde_pct is not None else
+                  "; no regression caught" if self.mde is None else "")
         return (" and ".join(parts) + f" (margin {self.margin:.3g}{u}, alpha {self.alpha:g}, "
                 f"{SCOPE_TEXT.get(self.alpha_scope or '', '')}{self.basis}{detect} at "
                 f"{DEFAULT_POWER:.0%} power)")

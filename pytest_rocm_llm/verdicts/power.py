@@ -68,8 +68,11 @@ class Detectable:
     basis: str  # the noise it rests on, or why the check is not gated
 
     def describe(self, unit: str = "") -> str:
-        if not self.gated or self.mde is None:
+        if not self.gated:
             return f"reported, not gated: {self.basis}"
+        if self.mde is None:
+            return (f"gated, but no regression is caught with {DEFAULT_POWER:.0%} power at "
+                    f"this size ({self.basis})")
         u = f" {unit}" if unit else ""
         pct = f" ({self.mde_pct:.1f}%)" if self.mde_pct is not None else ""
         return (f"detects a regression of {self.mde:.3g}{u}{pct} at {DEFAULT_POWER:.0%} "
@@ -89,9 +92,11 @@ def planned(baseline: Measurement, gate: Gate, runs: int = 1, n: int | None = No
         if runs >= 2:  # the new run's own spread is expected to be the baseline's
             new = Measurement(baseline.value, 1, baseline.spread, BETWEEN_RUNS, runs)
     nz = noise(baseline, new)
-    mde = detectable(baseline, new, gate)
-    if nz is None or mde is None:
+    if nz is None:
         return Detectable(False, None, None, not_gated_reason(baseline))
+    mde = detectable(baseline, new, gate)
+    if mde is None:
+        return Detectable(True, None, None, nz.basis)
     pct = mde / abs(baseline.value) * 100 if baseline.value else None
     return Detectable(True, mde, pct, nz.basis)
 
