@@ -1,4 +1,7 @@
-"""Long context, parity and stream checks against the real CPU sglang (one server).
+"""Long context, parity and stream checks against the real CPU sglang, through a suite run
+attached (--llm-endpoint) to the session's shared reference server (tests/conftest.py
+cpu_server): the checks read a live server's outputs and need none of its own; its start and
+stop are the lifecycle tests' business.
 
 sglang cannot speculate on CPU, so parity runs one plain server against itself: outputs
 agree completely, and the run must still report that no speculation happened -- the gate
@@ -65,13 +68,15 @@ def test_streams(llm_server):
 
 
 def test_long_context_parity_and_streams_on_real_sglang(pytester: pytest.Pytester, suite_dir,
-                                                        engine_env, monkeypatch) -> None:
+                                                        engine_env, monkeypatch,
+                                                        cpu_server: str) -> None:
     out = pytester.path / "out"
     out.mkdir()
     monkeypatch.setenv("CORRECT_OUT", str(out))
     suite_dir(SUITE, {"test_correct.py": TESTS}, name="correct")
     # ~26 requests; on a shared 2-core machine under load each took 1-3 min (measured).
-    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", timeout=3600)
+    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "--llm-endpoint", cpu_server,
+                                           "-s", timeout=3600)
     result.assert_outcomes(passed=3)
 
     # (a) long context: well-formed, and the server saw exactly the lengths asked for

@@ -1,55 +1,26 @@
 """The accuracy evals end to end against the real CPU sglang (SmolLM2-135M-Instruct):
 6 GSM8K and 10 arithmetic items through the chat sampler and the runner. The result must be
 well-formed (every request answered, items scored, rates are numbers); the tiny model's
-score is not asserted here (suites set CPU floors from measured runs)."""
+score is not asserted here (suites set CPU floors from measured runs). Served by the session's
+shared reference server (tests/conftest.py cpu_server): what is proven is the evals' path
+over real sglang chat responses, which needs a live server, not one of its own."""
 
 from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pytest_rocm_llm.client.chat import ChatAnswer, ChatSampler
-from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.correctness.accuracy import arithmetic, gsm8k
 from pytest_rocm_llm.correctness.accuracy.runner import run_accuracy_sync
-from pytest_rocm_llm.serving.engines.sglang import SGLang
-from pytest_rocm_llm.serving.ports import claim_port, release_port
-from pytest_rocm_llm.serving.process import LaunchSpec, ServerProcess
-from tests.conftest import REFERENCE_CACHE
 
 pytestmark = pytest.mark.engine
 
 DATA_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 SERVED = "smollm2-135m-instruct"
-
-
-@pytest.fixture(scope="module")
-def cpu_server(reference_model_dir: Path, tmp_path_factory) -> Iterator[str]:
-    from pytest_rocm_llm.serving.reference.provision import STUBS, ensure_engine
-
-    python = ensure_engine(Path(REFERENCE_CACHE))
-    target = TARGETS["cpu"]
-    port = claim_port()
-    # sglang's scheduler watchdog (300 s) kills the server when one batch takes longer,
-    # which happens on a shared, overloaded CPU host: this test is about well-formed results.
-    flags = {**target.engine_flags["sglang"], "random-seed": 1, "watchdog-timeout": 3600}
-    argv = SGLang().launch_argv([str(python)], str(reference_model_dir), SERVED, "127.0.0.1",
-                                port, flags)
-    # 1800 s: the plugin's default; loads take minutes on a busy shared host.
-    spec = LaunchSpec(name="evals/cpu", argv=tuple(argv),
-                      env={**target.env, "PYTHONPATH": str(STUBS)}, host="127.0.0.1",
-                      port=port, health_path=SGLang.health_path,
-                      log_path=tmp_path_factory.mktemp("evals") / "server.log",
-                      start_timeout_s=1800)
-    try:
-        with ServerProcess(spec, print) as server:
-            yield server.base_url
-    finally:
-        release_port(port)
 
 
 def test_gsm8k_and_arithmetic_results_are_well_formed(cpu_server: str) -> None:

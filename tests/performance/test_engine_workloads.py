@@ -12,7 +12,8 @@ import pytest
 
 from tests.conftest import SMOKE_MODEL
 
-pytestmark = pytest.mark.engine
+# Measures speed (or a sending rate): nothing else may run beside it (tests/conftest.py).
+pytestmark = [pytest.mark.engine, pytest.mark.alone]
 
 SUITE = f"""
 [suite]
