@@ -157,6 +157,19 @@ def _this_run(config: pytest.Config) -> list | None:
 # (@pytest.mark.alone) runs with nothing else running: a readers-writer lock across the
 # workers, with a turnstile so a waiting measurement is not starved by the other lane.
 ALONE = "alone"
+LANES = 2
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns -n into workers
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``pytest`` on the tests runs as if ``-n 2 --dist loadgroup`` were given, unless -n was
+    (``-n 0``: one process) or xdist is off. Here rather than in addopts, which would apply
+    to suite runs (``pytest --rocm-target cpu suites/smoke``) too: this conftest is loaded
+    before the command line is acted on only when the tests are what pytest runs."""
+    if (config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput")
+            and config.option.numprocesses is None and config.option.dist == "no"):
+        config.option.numprocesses = LANES
+        config.option.dist = "loadgroup"
 
 
 @pytest.hookimpl(tryfirst=True)
