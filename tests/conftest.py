@@ -113,6 +113,16 @@ def cpu_server(reference_model_dir: Path, tmp_path_factory: pytest.TempPathFacto
         release_port(port)
 
 
+@pytest.fixture(scope="session")
+def report_run(tmp_path_factory: pytest.TempPathFactory, reference_model_dir: Path):
+    """One real suite run with its own server (tests/report_run.py), shared by the Allure
+    report's tests and the planted-secret tests: (root, completed process)."""
+    from tests.report_run import run
+
+    root = tmp_path_factory.mktemp("report-run")
+    return root, run(root)
+
+
 # ---- The engine-start account and budget (issue 20) ----------------------------------------
 # Server starts are most of this suite's time. Every ServerProcess start in this session, in
 # pytester subprocesses and xdist workers too, lands in one ledger (serving/start_ledger.py);
@@ -181,8 +191,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("engine") is None:
             continue
-        shared = "cpu_server" in getattr(item, "fixturenames", ())
-        group = "cpu_server" if shared else item.nodeid.split("::")[0]
+        names = getattr(item, "fixturenames", ())
+        # a session-scoped server or run is one group, so its users share one worker's copy
+        shared = next((f for f in ("cpu_server", "report_run") if f in names), None)
+        group = shared or item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
 
 

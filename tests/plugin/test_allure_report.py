@@ -2,7 +2,8 @@
 value in the title, parameters, attachments (server argv, log tail, metrics, per-request CSV,
 latency histogram and throughput-vs-rate PNGs), environment.properties and categories.json;
 then the HTML report is generated with Allure's own generator and opened in headless
-Chromium, as a reviewer would, to see the suite, its checks, a value and a plot."""
+Chromium, as a reviewer would, to see the suite, its checks, a value and a plot. The run is
+tests/report_run.py's, shared with the planted-secret tests (one server start for both)."""
 
 from __future__ import annotations
 
@@ -16,52 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SMOKE_MODEL
+from tests.report_run import KEY, TOKEN
 
 pytestmark = pytest.mark.engine
 
-SUITE = f"""
-[suite]
-name = "report"
-{SMOKE_MODEL}
-[profiles.default]
-env = {{ HF_TOKEN = "hf-do-not-leak" }}
-
-[workloads.decode]
-kind = "single_stream"
-input_tokens = 32
-output_tokens = 8
-requests = 3
-
-[workloads.sweep]
-kind = "rate_sweep"
-input_tokens = 32
-output_tokens = 4
-requests = 2
-rates = [0.5, 1.0]
-ttft_slo_s = 60
-warmup = 0
-
-[checks.speed]
-workload = "decode"
-metric = "output_speed_tok_s"
-min = 0.01
-source = "report test floor (a loaded 2-core machine decodes at ~0.1 tok/s)"
-
-[checks.saturation]
-workload = "sweep"
-metric = "saturation_rate"
-min = 0.5
-source = "report test floor"
-
-[checks.impossible]
-workload = "decode"
-metric = "output_speed_tok_s"
-min = 1000000
-source = "a floor no CPU reaches, so the report shows a regression"
-"""
-
-TESTS = "def test_check(llm_check, llm_judge):\n    llm_judge(llm_check)\n"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync"]
@@ -71,6 +30,11 @@ def results(alluredir: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
 
 
+def checks(alluredir: Path) -> dict[str, dict]:
+    """The check results by story (the run's other test, a plain failing one, has none)."""
+    return {labels(r)["story"][0]: r for r in results(alluredir) if "story" in labels(r)}
+
+
 def labels(r: dict) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for label in r["labels"]:
@@ -78,29 +42,11 @@ def labels(r: dict) -> dict[str, list[str]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def report_run(tmp_path_factory: pytest.TempPathFactory, reference_model_dir):
-    """One real run (its own server) with --alluredir; shared by the checks below."""
-    from tests.conftest import REFERENCE_CACHE
-
-    root = tmp_path_factory.mktemp("allure-run")
-    (root / "suites" / "report").mkdir(parents=True)
-    (root / "suites" / "report" / "suite.toml").write_text(SUITE)
-    (root / "suites" / "report" / "test_report.py").write_text(TESTS)
-    (root / "pytest.ini").write_text("[pytest]\n")
-    env = {**os.environ, "PYTEST_ROCM_LLM_CACHE": REFERENCE_CACHE}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--rocm-target", "cpu", "--alluredir", "allure",
-         "--llm-regen-all", "-p", "no:cacheprovider", "suites"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=1500)
-    return root, proc
-
-
 def test_result_files_carry_labels_values_and_attachments(report_run):
     root, proc = report_run
-    assert "1 failed, 2 passed" in proc.stdout, proc.stdout[-3000:]
+    assert "2 failed, 2 passed" in proc.stdout, proc.stdout[-3000:]
     alluredir = root / "allure"
-    by_story = {labels(r)["story"][0]: r for r in results(alluredir)}
+    by_story = checks(alluredir)
     assert set(by_story) == {"speed", "saturation", "impossible"}
     speed = by_story["speed"]
     lab = labels(speed)
@@ -115,7 +61,7 @@ def test_result_files_carry_labels_values_and_attachments(report_run):
         assert want in names, sorted(names)
     assert any(n.startswith("server log tail (report/default") for n in names)
     argv = (alluredir / names["server argv (report/default)"]["source"]).read_text()
-    assert "HF_TOKEN=***" in argv and "hf-do-not-leak" not in argv
+    assert "HF_TOKEN=***" in argv and TOKEN not in argv and KEY not in argv
     png = alluredir / names["latency histogram (decode)"]["source"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     sweep = {a["name"] for a in by_story["saturation"]["attachments"]}
@@ -123,8 +69,9 @@ def test_result_files_carry_labels_values_and_attachments(report_run):
     bad = by_story["impossible"]
     assert bad["status"] == "failed"
     assert "performance regression: impossible" in bad["statusDetails"]["message"]
-    for path in alluredir.iterdir():  # the key reached no file of the report
-        assert b"hf-do-not-leak" not in path.read_bytes(), path.name
+    for path in alluredir.iterdir():  # the secrets reached no file of the report
+        assert TOKEN.encode() not in path.read_bytes(), path.name
+        assert KEY.encode() not in path.read_bytes(), path.name
 
 
 def test_environment_and_categories(report_run):
@@ -137,8 +84,7 @@ def test_environment_and_categories(report_run):
     for want in ("Infrastructure", "Performance regression", "Accuracy regression",
                  "Parity divergence", "Precondition not met"):
         assert any(n.startswith(want) for n in names)
-    msg = next(r for r in results(root / "allure")
-               if r["status"] == "failed")["statusDetails"]["message"]
+    msg = checks(root / "allure")["impossible"]["statusDetails"]["message"]
     matching = [c["name"] for c in cats if re.search(c["messageRegex"], msg)]
     assert matching == ["Performance regression"]
 
@@ -176,7 +122,7 @@ def test_html_report_as_a_person_sees_it(report_run, tmp_path: Path):
         port = int(re.search(r"port (\d+)", server.stdout.readline()).group(1))
         base = f"http://127.0.0.1:{port}/index.html"
         overview = dom_text(chromium, base, tmp_path / "chrome")
-        assert "Total 3" in overview and "Failed 1" in overview, overview[:2000]
+        assert "Total 4" in overview and "Failed 2" in overview, overview[:2000]
         speed_id = next(json.loads(p.read_text())["id"]
                         for p in (out / "data" / "test-results").glob("*.json")
                         if json.loads(p.read_text())["name"].startswith("speed:"))

@@ -182,33 +182,12 @@ def test_crash_while_loading_shows_the_log_tail(pytester: pytest.Pytester, suite
     assert_groups_gone([pid for _, _, pid in launched(out)])
 
 
-def test_start_timeout_reports_and_reaps(pytester: pytest.Pytester, suite_dir, engine_env,
-                                         monkeypatch) -> None:
-    suite_dir(TWO_PROFILES, {"test_life.py": "def test_a(llm_server): pass"}, name="life")
-    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "--llm-start-timeout", "4",
-                                           timeout=600)
-    out = result.stdout.str()
-    result.assert_outcomes(errors=1)
-    assert "life/a: not ready after 4 s (start timeout" in out
-    assert_groups_gone([pid for _, _, pid in launched(out)])
-
-
-@pytest.mark.parametrize("when", ["loading", "ready"])
-def test_ctrl_c_leaves_no_server_behind(pytester: pytest.Pytester, suite_dir, engine_env,
-                                        monkeypatch, when: str) -> None:
-    proc = start_sleeping_suite(pytester, suite_dir)
-    try:
-        out = read_until(proc, "loading server" if when == "loading" else "ready in", 600)
-        servers = launched(out)
-        assert servers, out
-        proc.send_signal(signal.SIGINT)
-        out += finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
-    assert "KeyboardInterrupt" in out
-    assert_groups_gone([pid for _, _, pid in servers])
+# A start that never becomes ready, and Ctrl-C while a server loads and while it serves, are
+# proven in tests/faults (test_server_faults.test_start_never_ready: the timeout message, the
+# log tail, no relaunch for the next test, nothing left; test_signal_faults.test_ctrl_c
+# [startup] and [load]: exit status INTERRUPTED, KeyboardInterrupt, stopped within 60 s,
+# nothing left). The copies that stood here asserted a subset of those on three more
+# server starts (issue 20).
 
 
 def test_killed_pytest_leaves_no_server_behind(pytester: pytest.Pytester, suite_dir,

@@ -304,3 +304,30 @@ def ensure_reference(cache: Path, model: str,
                      progress: Callable[[str], None] = print) -> Reference:
     python = ensure_engine(cache, progress)  # the model is converted with sglang's env
     return Reference(python=python, model_dir=ensure_model(cache, model, python, progress))
+
+
+def main(argv: list[str]) -> int:
+    """``python -m pytest_rocm_llm.serving.reference.provision [CACHE]``: build the whole CPU
+    reference (both engine environments side by side, the model converted once) ahead of a
+    run, in the cache a run would use (CACHE, else $PYTEST_ROCM_LLM_CACHE, else
+    ~/.cache/pytest-rocm-llm). The same ensure_engines a run calls, so a prepared machine and
+    a run's own provisioning cannot differ; CI runs it beside its other set-up steps."""
+    if len(argv) > 1:
+        print("usage: python -m pytest_rocm_llm.serving.reference.provision [CACHE_DIR]")
+        return 2
+    raw = argv[0] if argv else os.environ.get("PYTEST_ROCM_LLM_CACHE", "~/.cache/pytest-rocm-llm")
+    cache = Path(raw).expanduser()
+    t0 = time.monotonic()
+    try:
+        ensure_engines(cache, REFERENCE_ENGINES, REFERENCE_MODELS)
+    except ProvisionError as exc:
+        print(f"[rocm-llm] reference: {exc}")
+        return 1
+    print(f"[rocm-llm] reference: ready in {cache} ({time.monotonic() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
