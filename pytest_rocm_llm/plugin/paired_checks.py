@@ -23,6 +23,7 @@ from pytest_rocm_llm.plugin import allure as allure_report
 from pytest_rocm_llm.plugin.state import POOL_KEY
 from pytest_rocm_llm.report.collector import BUILDS_PROPERTY, PAIRED_PROPERTY
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
+from pytest_rocm_llm.verdicts.sequential import PairedCheck
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.correctness.result import EvalResult
@@ -111,9 +112,9 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
                         servers: Servers, runs: WorkloadRuns, paired: PairedRuns
                         ) -> tuple[Any, LLMServer, PairedVerdict | None, dict[str, LLMServer]]:
     """The candidate's merged result (for the stored-baseline judge), its server, the paired
-    verdict (None when a trial lacks the metric) and the server of each build."""
-    from pytest_rocm_llm.verdicts.paired import paired_performance
-
+    verdict (None when a trial lacks the metric) and the server of each build. The first
+    check of a workload runs its trials, block by block until every paired check reading it
+    has decided (verdicts/sequential.py); the others read their verdicts."""
     assert check.workload is not None
     w = ctx.suite.workload_for(check.workload, ctx.target)
     profile = w.profile or ctx.suite.default_profile
@@ -129,7 +130,8 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         return runs.run_trial(f"{label}-seed{one.seed}", one, server)
 
     first = request.config.stash[POOL_KEY].serving_build(ctx.suite.name)
-    trials = paired.get(ctx.suite.name, w, run_trial, first)
+    trials = paired.get(ctx.suite.name, w, run_trial, first,
+                        paired_checks_of(ctx.suite.checks_for(ctx.target), w.name))
     entry = {f"{ctx.suite.name}/{w.name}": {
         "order": "-".join(trials.order),
         "baseline_trials": [dict(r.metrics) for r in trials.baseline],
@@ -137,13 +139,15 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
     if next(iter(entry)) not in ctx.collector.builds:  # both builds' values, for --llm-results
         ctx.collector.builds.update(entry)
         request.node.user_properties.append((BUILDS_PROPERTY, entry))
-    values = trials.values(check.metric)
-    verdict = None
-    if values is not None:
-        verdict = paired_performance(check.name, check.metric, check.unit,
-                                     check.direction, values[0], values[1],  # type: ignore[arg-type]
-                                     order=trials.order)
+    verdict = trials.verdicts.get(check.name)
     return trials.merged(CANDIDATE), used[CANDIDATE], verdict, dict(used)
+
+
+def paired_checks_of(checks: list[Check], workload: str) -> list[PairedCheck]:
+    """The paired checks a workload's trials decide: every check reading it that is not
+    relative to another workload (those run on the baseline build only)."""
+    return [PairedCheck(c.name, c.metric, c.unit, c.direction)  # type: ignore[arg-type]
+            for c in checks if c.workload == workload and c.relative_to is None]
 
 
 # The servers each workload's trials ran on (for provenance when a later check reads the

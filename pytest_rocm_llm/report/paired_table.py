@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pytest_rocm_llm.errors import ConfigError
-from pytest_rocm_llm.verdicts.paired import PairedVerdict
+from pytest_rocm_llm.verdicts.paired import PairedVerdict, level
 
 InconclusivePolicy = Literal["fail", "pass"]
 STATUS_WORDS = {"pass": "PASS", "regressed": "REGRESSED", "improved": "IMPROVED",
@@ -47,8 +47,9 @@ def _delta(v: PairedVerdict) -> str:
 
 def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: str) -> str:
     """check | build_a (baseline) | build_b (candidate) | delta [CI] | verdict."""
-    levels = {f"{1 - r.alpha:.0%}" for r in rows} or {"95%"}
-    ci = f"delta [{'/'.join(sorted(levels))} CI]"
+    # A sequential look's interval is at the alpha that look spends: one level per look.
+    levels = {level(r.alpha) for r in rows} or {"98%"}
+    ci = f"delta [{levels.pop()} CI]" if len(levels) == 1 else "delta [CI, level per row]"
     table = [("check", build_a, build_b, ci, "verdict")]
     table += [(r.check, _value(r, r.baseline), _value(r, r.candidate), _delta(r),
                STATUS_WORDS.get(r.status, r.status)) for r in rows]

@@ -79,6 +79,11 @@ _MAX_TRIALS_ESTIMATE = 10_000
 _BLOCK = ("A", "B", "B", "A")
 
 
+def level(alpha: float) -> str:
+    """An interval's confidence level as text: 98%, 99.87% (a sequential look's)."""
+    return f"{(1 - alpha) * 100:.4g}%"
+
+
 def balanced_order(trials: int) -> list[str]:
     """The run order for ``trials`` trials per build: A-B-B-A blocks, 2 * trials slots (an odd
     count ends with a half block A-B, whose pair is not drift-balanced)."""
@@ -203,10 +208,11 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
     mean = fmean(ratios)
     s = math.sqrt(sum((r - mean) ** 2 for r in ratios) / (n - 1))
     h = _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n)
-    delta, lo, hi = (math.exp(x) - 1 for x in (mean, mean - h, mean + h))
+    # A sequential first look spends almost no alpha: its half-width can pass exp's range.
+    delta, lo, hi = (math.exp(min(x, 700.0)) - 1 for x in (mean, mean - h, mean + h))
     effect, e_lo, e_hi = (delta, lo, hi) if sign > 0 else (-delta, -hi, -lo)
     status = classify(effect, e_lo, e_hi, margin=margin, tolerance=tolerance)
-    ci = f"{delta:+.1%} [{lo:+.1%}, {hi:+.1%}] at {1 - alpha:.0%}"
+    ci = f"{delta:+.1%} [{lo:+.1%}, {hi:+.1%}] at {level(alpha)}"
     detail = f"{check}: {metric} {ci} over {n} paired trials"
     needed = None
     if status == "inconclusive":
@@ -273,7 +279,7 @@ def paired_accuracy(check: str, metric: str, a_correct: Sequence[bool],
     status = classify(delta, lo, hi, margin=margin, tolerance=tolerance,
                       significant=p < alpha)
     detail = (f"{check}: {metric} {acc_a:.2%} -> {acc_b:.2%}, {delta * 100:+.1f} points "
-              f"[{lo * 100:+.1f}, {hi * 100:+.1f}] at {1 - alpha:.0%} over {n} items; "
+              f"[{lo * 100:+.1f}, {hi * 100:+.1f}] at {level(alpha)} over {n} items; "
               f"{b01} items only the candidate got right, {b10} only the baseline "
               f"(McNemar p = {p:.3g})")
     return replace(common, baseline=acc_a, candidate=acc_b, delta=delta, ci_low=lo,
