@@ -253,7 +253,7 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
                                              lambda p=None: servers(p, candidate))
             base_server = request.config.stash[POOL_KEY].last(
                 ctx.suite.name, profile, ctx.settings.baseline.name) or servers(profile)
-            paired, outputs = paired_eval(check, base_result, result)
+            paired, outputs = paired_eval(check, base_result, result, config)
             if outputs is not None:
                 record_outputs(request, ctx, config.name, outputs)
     except EvalUnavailable as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -155,12 +156,15 @@ def paired_checks_of(checks: list[Check], workload: str) -> list[PairedCheck]:
 _USED: dict[tuple[str, str], dict[str, LLMServer]] = {}
 
 
-def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult
-                ) -> tuple[PairedVerdict | None, str | None]:
-    """Accuracy compared on the same items (McNemar), and the greedy outputs compared: by
-    token id where the records carry them (the near-tie rule needs the baseline's logprobs),
-    else by response text. Either is None when the records allow neither."""
+def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult,
+                config: Any = None) -> tuple[PairedVerdict | None, str | None]:
+    """Accuracy compared on the same items (McNemar) at the eval's ``paired_margin``, and the
+    greedy outputs compared: by token id where the records carry them (the near-tie rule
+    needs the baseline's logprobs), else by response text. Either is None when the records
+    allow neither. An inconclusive verdict whose items cannot decide the margin says so and
+    does not fail (verdicts/paired_items.py)."""
     from pytest_rocm_llm.verdicts.paired import outputs_changed, paired_accuracy
+    from pytest_rocm_llm.verdicts.paired_items import DISCORDANCE, decidability
 
     def by_id(result: EvalResult, field: str) -> dict[Any, Any]:
         return {r["id"]: r[field] for r in result.records
@@ -171,8 +175,14 @@ def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult
     common = [k for k in a if k in b]
     # Per-item correctness speaks to an accuracy metric only (not, e.g., invalid_rate).
     if common and check.metric.startswith("accuracy"):
+        margin = float(getattr(config, "paired_margin", 2.0))
         verdict = paired_accuracy(check.name, check.metric, [bool(a[k]) for k in common],
-                                  [bool(b[k]) for k in common])
+                                  [bool(b[k]) for k in common], margin_points=margin)
+        can = decidability(len(common), margin / 100, verdict.baseline,
+                           float(getattr(config, "paired_discordance", DISCORDANCE)))
+        if verdict.status == "inconclusive" and not can.decidable:
+            verdict = replace(verdict, decidable=False, detail=(
+                f"{verdict.detail}; NOT DECIDABLE, reported, not failed: {can.describe()}"))
     for field, how in (("output_ids", "by token id"), ("response", "by response text")):
         ta, tb = by_id(baseline, field), by_id(candidate, field)
         common = [k for k in ta if k in tb]

@@ -64,12 +64,14 @@ def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: st
 def paired_failures(rows: Sequence[PairedVerdict],
                     inconclusive: InconclusivePolicy = "fail") -> list[PairedVerdict]:
     """The verdicts that fail the run: every "regressed", and "inconclusive" unless the
-    user passes them (``--llm-inconclusive=pass``)."""
+    user passes them (``--llm-inconclusive=pass``) or its items cannot decide its margin
+    (reported with that reason, never a failure)."""
     if inconclusive not in ("fail", "pass"):
         raise ConfigError(f"--llm-inconclusive={inconclusive!r}: expected 'fail' (the default: "
                           "an undecided check fails the run) or 'pass'")
     failing = {"regressed"} | ({"inconclusive"} if inconclusive == "fail" else set())
-    return [r for r in rows if r.status in failing]
+    return [r for r in rows if r.status in failing
+            and (r.status != "inconclusive" or r.decidable)]
 
 
 def paired_exit_status(rows: Sequence[PairedVerdict],

@@ -15,7 +15,7 @@ server fits (a GPU node) the other build's server stops and later restarts; wher
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
 from pytest_rocm_llm.config.settings import Settings
@@ -126,6 +126,7 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
                 steps.append(SHORT[build] + (f" ({action})" if action else ""))
             lines.append(f"  {profile}: evaluation {check.eval} on both builds: "
                          + " - ".join(steps))
+            lines += _decidable_lines(suite.eval_for(check.eval, target), checks)
         else:
             lines.append(f"  {profile}: workload {check.workload} (relative check): baseline "
                          "build only")
@@ -159,3 +160,26 @@ def _trial_bound_s(w: Workload, checks: list[Check]) -> float | None:
     if floors:
         return n * w.output_tokens / min(floors)
     return None
+
+
+def _decidable_lines(config: Any, checks: list[Check]) -> list[str]:
+    """Per paired accuracy check of an eval: can its items decide the eval's paired margin
+    (verdicts/paired_items.py)? An item count that cannot is reported, never failed."""
+    from pytest_rocm_llm.verdicts.paired_items import FULL_SET, TAU2_TASKS, decidability
+
+    margin = getattr(config, "paired_margin", None)
+    if margin is None:  # parity, long-context: no per-item accuracy to pair
+        return []
+    n = config.limit or FULL_SET.get(config.kind)
+    if config.kind == "tau2":
+        n = (config.limit or TAU2_TASKS.get(config.domain or ""))
+        n = n * config.num_trials if n else None
+    out = []
+    for c in checks:
+        if c.eval == config.name and c.metric.startswith("accuracy"):
+            expected = c.reference_score or c.min  # a floor of 0 says nothing: then 50%
+            d = decidability(n, margin / 100, expected or None, config.paired_discordance)
+            verdict = {True: "decidable", False: "NOT DECIDABLE (reported, not failed)",
+                       None: "decidability known when it runs"}[d.decidable]
+            out.append(f"    paired check {c.name}: {verdict}: {d.describe()}")
+    return out

@@ -129,6 +129,9 @@ class PairedVerdict:
     p_value: float | None = None  # McNemar's, for accuracy
     trials_needed: int | None = None  # per build, to decide at the spread seen
     pairs: tuple[float, ...] = field(default=())  # per-pair log ratios, or (b01, b10)
+    # False: the items cannot decide the margin (verdicts/paired_items.py); an inconclusive
+    # verdict is then reported with that reason and does not fail the run
+    decidable: bool = True
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)

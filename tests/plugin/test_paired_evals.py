@@ -30,3 +30,35 @@ def test_a_metric_other_than_accuracy_gets_no_accuracy_verdict() -> None:
     verdict, outputs = paired_eval(check, a, a)  # type: ignore[arg-type]
     assert verdict is None
     assert outputs == "outputs changed on 0 of 2 prompts (compared by response text)"
+
+
+def test_items_that_cannot_decide_the_margin_are_reported_not_failed() -> None:
+    # The run: 16 arithmetic items, none answered differently, 2-point margin.
+    from pytest_rocm_llm.report.paired_table import paired_failures
+
+    a = result([True] * 10 + [False] * 6, ["x"] * 16)
+    check = SimpleNamespace(name="arithmetic_accuracy", metric="accuracy")
+    config = SimpleNamespace(paired_margin=2.0, paired_discordance=0.05)
+    verdict, _ = paired_eval(check, a, a, config)  # type: ignore[arg-type]
+    assert verdict is not None and verdict.status == "inconclusive"
+    assert not verdict.decidable and "16 items cannot decide it" in verdict.detail
+    assert paired_failures([verdict], "fail") == []
+
+
+def test_a_drop_the_interval_places_below_zero_still_fails_undecidable_or_not() -> None:
+    from pytest_rocm_llm.report.paired_table import paired_failures
+
+    a = result([True] * 40, ["x"] * 40)
+    b = result([True] * 20 + [False] * 20, ["x"] * 40)
+    check = SimpleNamespace(name="arithmetic_accuracy", metric="accuracy")
+    verdict, _ = paired_eval(check, a, b, SimpleNamespace(paired_margin=2.0))  # type: ignore[arg-type]
+    assert verdict is not None and verdict.status == "regressed"
+    assert paired_failures([verdict], "pass") == [verdict]
+
+
+def test_the_eval_declares_its_margin() -> None:
+    a = result([True] * 30 + [False] * 10, ["x"] * 40)
+    b = result([True] * 29 + [False] * 11, ["x"] * 40)
+    check = SimpleNamespace(name="arithmetic_accuracy", metric="accuracy")
+    verdict, _ = paired_eval(check, a, b, SimpleNamespace(paired_margin=30.0))  # type: ignore[arg-type]
+    assert verdict is not None and verdict.margin == 0.30 and verdict.status == "pass"

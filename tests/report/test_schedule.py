@@ -63,3 +63,13 @@ def test_the_plan_says_what_each_paired_check_should_take() -> None:
     assert "at trial CV 3.0% if unchanged" in row
     time_line = next(ln for ln in lines if "estimated time" in ln)
     assert "at the expected trials (at most ~" in time_line
+
+
+def test_the_plan_says_which_accuracy_checks_their_items_can_decide() -> None:
+    lines = paired_schedule(load_suite(GLM52), TARGETS["mi355x"], paired("mi355x"))
+    rows = {ln.split(":")[0].split()[-1]: ln for ln in lines
+            if ln.startswith("    paired check ")}
+    assert "decidable: margin 7 points" in rows["gpqa_accuracy"]
+    assert "198 items can decide it" in rows["gpqa_accuracy"]
+    assert "NOT DECIDABLE (reported, not failed)" in rows["tau2_accuracy"]
+    assert "50 items cannot decide it" in rows["tau2_accuracy"]
