@@ -199,6 +199,10 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
     except ctx.infra_errors as exc:
         infrastructure(request, ctx, check, profile, "performance", exc)
         raise  # unreachable: pytest.fail raised
+    if ctx.paired is not None and paired is None:
+        paired = unpaired_row(check, (
+            f"relative to {check.relative_to}: measured on the baseline build only"
+            if reference is not None else f"a trial of either build lacked {check.metric}"))
     artifacts = runs.artifacts(ctx.suite.name, w.name)
     outcome = judge_workload(check, result, ctx.suite, ctx.target, server, ctx.baselines,
                              ctx.recording_mode(paired),
@@ -225,6 +229,14 @@ def eval_attachments(result: EvalResult) -> list[allure_report.Attachment]:
         allure_report.Attachment(f"per-item records ({result.name})",
                                  json.dumps(list(result.records), indent=1, default=str),
                                  "json")]
+
+
+def unpaired_row(check: Check, reason: str) -> PairedVerdict:
+    """A paired run's row for a check without a paired verdict (never a failure)."""
+    from pytest_rocm_llm.verdicts.paired import unpaired
+
+    return unpaired(check.name, check.metric, check.unit, check.direction,  # type: ignore[arg-type]
+                    reason)
 
 
 def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
@@ -263,6 +275,10 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     except ctx.infra_errors as exc:
         infrastructure(request, ctx, check, profile, "correctness", exc)
         raise  # unreachable: pytest.fail raised
+    if candidate is not None and paired is None:
+        paired = unpaired_row(check, f"{check.metric} of {config.kind} has no per-item "
+                                     "correctness to pair; the candidate is judged against "
+                                     "its floor and stored baseline only")
     server = servers(profile, candidate) if candidate is not None else servers(profile)
     artifacts = evals.artifacts(ctx.suite.name, config.name)
     outcome = judge_eval(check, result, ctx.suite, ctx.target, server, ctx.baselines,

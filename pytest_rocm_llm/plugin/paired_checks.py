@@ -156,6 +156,18 @@ def paired_checks_of(checks: list[Check], workload: str) -> list[PairedCheck]:
 _USED: dict[tuple[str, str], dict[str, LLMServer]] = {}
 
 
+def _length_of(metric: str, baseline: EvalResult) -> int | None:
+    """Long-context items a metric reads: ``accuracy@L`` those at L; ``accuracy_min`` those
+    at the length where the baseline's accuracy is lowest (what it reports); else all."""
+    if metric.startswith("accuracy@"):
+        return int(metric.split("@", 1)[1])
+    if metric == "accuracy_min":
+        per = {int(k.split("@", 1)[1]): v for k, v in baseline.metrics.items()
+               if k.startswith("accuracy@") and v is not None}
+        return min(per, key=lambda n: (per[n], n)) if per else None
+    return None
+
+
 def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult,
                 config: Any = None) -> tuple[PairedVerdict | None, str | None]:
     """Accuracy compared on the same items (McNemar) at the eval's ``paired_margin``, and the
@@ -166,12 +178,15 @@ def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult,
     from pytest_rocm_llm.verdicts.paired import outputs_changed, paired_accuracy
     from pytest_rocm_llm.verdicts.paired_items import DISCORDANCE, decidability
 
-    def by_id(result: EvalResult, field: str) -> dict[Any, Any]:
+    length = _length_of(check.metric, baseline)
+
+    def by_id(result: EvalResult, field: str, at: int | None = None) -> dict[Any, Any]:
         return {r["id"]: r[field] for r in result.records
-                if isinstance(r, dict) and "id" in r and r.get(field) is not None}
+                if isinstance(r, dict) and "id" in r and r.get(field) is not None
+                and (at is None or r.get("length") == at)}
 
     verdict = None
-    a, b = by_id(baseline, "correct"), by_id(candidate, "correct")
+    a, b = by_id(baseline, "correct", length), by_id(candidate, "correct", length)
     common = [k for k in a if k in b]
     # Per-item correctness speaks to an accuracy metric only (not, e.g., invalid_rate).
     if common and check.metric.startswith("accuracy"):

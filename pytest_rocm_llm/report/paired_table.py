@@ -20,7 +20,7 @@ from pytest_rocm_llm.verdicts.paired import PairedVerdict, level
 
 InconclusivePolicy = Literal["fail", "pass"]
 STATUS_WORDS = {"pass": "PASS", "regressed": "REGRESSED", "improved": "IMPROVED",
-                "inconclusive": "INCONCLUSIVE"}
+                "inconclusive": "INCONCLUSIVE", "unpaired": "NO PAIRED VERDICT"}
 
 
 def _value(v: PairedVerdict, x: float) -> str:
@@ -57,7 +57,7 @@ def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: st
     lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     lines += [f"{STATUS_WORDS[r.status]}: {r.detail}" for r in rows
-              if r.status == "inconclusive"]
+              if r.status in ("inconclusive", "unpaired")]
     return "\n".join(lines)
 
 

@@ -35,7 +35,12 @@ from statistics import NormalDist
 
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.verdicts.gate import Direction
-from pytest_rocm_llm.verdicts.paired import DEFAULT_ALPHA, PairedVerdict, paired_performance
+from pytest_rocm_llm.verdicts.paired import (
+    DEFAULT_ALPHA,
+    PairedVerdict,
+    paired_performance,
+    unpaired,
+)
 
 BLOCK_TRIALS = 2  # trials per build in one A-B-B-A block
 MAX_BUDGET = 64
@@ -158,9 +163,15 @@ class SequentialGate:
                 self.verdicts[c.name] = None  # a trial lacks the metric: the caller says so
                 self.decided.add(c.name)
                 continue
-            v = paired_performance(c.name, c.metric, c.unit, c.direction, got[0], got[1],
-                                   order=order, margin=c.margin, tolerance=c.tolerance,
-                                   alpha=alpha)
+            try:
+                v = paired_performance(c.name, c.metric, c.unit, c.direction, got[0], got[1],
+                                       order=order, margin=c.margin, tolerance=c.tolerance,
+                                       alpha=alpha)
+            except ValueError as exc:  # a negative or NaN measurement: say so, in its row
+                self.verdicts[c.name] = unpaired(c.name, c.metric, c.unit, c.direction,
+                                                 str(exc))
+                self.decided.add(c.name)
+                continue
             where = (f"look {k} of {len(looks)} at {trials} trials per build (budget "
                      f"{self.design.budget}; {SPENDING} of {self.design.alpha:g})")
             if v.status != "inconclusive":

@@ -62,3 +62,30 @@ def test_the_eval_declares_its_margin() -> None:
     check = SimpleNamespace(name="arithmetic_accuracy", metric="accuracy")
     verdict, _ = paired_eval(check, a, b, SimpleNamespace(paired_margin=30.0))  # type: ignore[arg-type]
     assert verdict is not None and verdict.margin == 0.30 and verdict.status == "pass"
+
+
+def test_long_context_is_paired_on_the_items_of_its_weakest_length() -> None:
+    def lc(correct: dict[int, list[bool]]) -> EvalResult:
+        records = tuple({"id": f"kv@{n}/{i}/0.5", "length": n, "correct": c,
+                         "output": "x"} for n, cs in correct.items() for i, c in enumerate(cs))
+        metrics = {f"accuracy@{n}": sum(cs) / len(cs) for n, cs in correct.items()}
+        return EvalResult("long_context", "long_context", {
+            **metrics, "accuracy_min": min(metrics.values())}, records)
+
+    a = lc({512: [True] * 3, 1024: [True, True, False]})
+    b = lc({512: [True] * 3, 1024: [True, False, False]})
+    check = SimpleNamespace(name="long_context_accuracy", metric="accuracy_min")
+    verdict, _ = paired_eval(check, a, b)  # type: ignore[arg-type]
+    assert verdict is not None and verdict.n == 3  # the 1024-token items only
+    assert verdict.baseline == 2 / 3 and verdict.candidate == 1 / 3
+
+
+def test_a_check_without_a_paired_verdict_gets_a_row_saying_why() -> None:
+    from pytest_rocm_llm.report.paired_table import format_paired_table, paired_failures
+    from pytest_rocm_llm.verdicts.paired import unpaired
+
+    row = unpaired("spec_speedup", "output_speed_tok_s", "x", "higher",
+                   "relative to decode: measured on the baseline build only")
+    assert paired_failures([row], "fail") == []
+    text = format_paired_table([row], "baseline", "candidate")
+    assert "NO PAIRED VERDICT" in text and "measured on the baseline build only" in text

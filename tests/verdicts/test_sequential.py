@@ -69,3 +69,10 @@ def test_designs_come_in_whole_blocks() -> None:
     with pytest.raises(ValueError, match="between"):
         SequentialDesign(8, 4)
     assert SequentialDesign.of(8, 4) == SequentialDesign(8, 8)
+
+
+def test_a_broken_measurement_gets_a_row_not_a_crash() -> None:
+    gate = SequentialGate(SequentialDesign(2, 4), [SPEED])
+    assert gate.look(2, list("ABBA"), lambda m: ([1.0, math.nan], [1.0, 1.0]))
+    v = gate.verdicts["decode_speed"]
+    assert v is not None and v.status == "unpaired" and "finite values" in v.detail
