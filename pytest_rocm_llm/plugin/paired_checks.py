@@ -21,7 +21,7 @@ import pytest
 from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE, Build
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.plugin import allure as allure_report
-from pytest_rocm_llm.plugin.state import POOL_KEY
+from pytest_rocm_llm.plugin.state import POOL_KEY, SUITE_KEY
 from pytest_rocm_llm.report.collector import BUILDS_PROPERTY, PAIRED_PROPERTY
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.sequential import PairedCheck
@@ -131,8 +131,11 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         return runs.run_trial(f"{label}-seed{one.seed}", one, server)
 
     first = request.config.stash[POOL_KEY].serving_build(ctx.suite.name)
-    trials = paired.get(ctx.suite.name, w, run_trial, first,
-                        paired_checks_of(ctx.suite.checks_for(ctx.target), w.name))
+    # Only the checks this session runs (-k may deselect some): a deselected check would
+    # otherwise keep the workload running to its budget for a verdict nobody reads.
+    selected = {check.name} | selected_checks(request.session.items, ctx.suite.name)
+    trials = paired.get(ctx.suite.name, w, run_trial, first, paired_checks_of(
+        [c for c in ctx.suite.checks_for(ctx.target) if c.name in selected], w.name))
     entry = {f"{ctx.suite.name}/{w.name}": {
         "order": "-".join(trials.order),
         "baseline_trials": [dict(r.metrics) for r in trials.baseline],
@@ -142,6 +145,13 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         request.node.user_properties.append((BUILDS_PROPERTY, entry))
     verdict = trials.verdicts.get(check.name)
     return trials.merged(CANDIDATE), used[CANDIDATE], verdict, dict(used)
+
+
+def selected_checks(items: list[Any], suite: str) -> set[str]:
+    """The checks of ``suite`` this session runs (its items after -k / -m selection)."""
+    return {it.callspec.params["llm_check"].name for it in items
+            if "llm_check" in getattr(getattr(it, "callspec", None), "params", {})
+            and getattr(it.stash.get(SUITE_KEY, None), "name", None) == suite}
 
 
 def paired_checks_of(checks: list[Check], workload: str) -> list[PairedCheck]:

@@ -89,3 +89,26 @@ def test_a_check_without_a_paired_verdict_gets_a_row_saying_why() -> None:
     assert paired_failures([row], "fail") == []
     text = format_paired_table([row], "baseline", "candidate")
     assert "NO PAIRED VERDICT" in text and "measured on the baseline build only" in text
+
+
+def test_a_workloads_trials_wait_only_for_the_checks_this_session_runs() -> None:
+    from pytest_rocm_llm.plugin.paired_checks import paired_checks_of, selected_checks
+    from pytest_rocm_llm.plugin.state import SUITE_KEY
+
+    def check(name: str, workload: str, relative_to: str | None = None) -> SimpleNamespace:
+        return SimpleNamespace(name=name, workload=workload, relative_to=relative_to,
+                               metric="tok_s", unit="tok/s", direction="higher")
+
+    def item(c: SimpleNamespace, suite: str) -> SimpleNamespace:
+        return SimpleNamespace(callspec=SimpleNamespace(params={"llm_check": c}),
+                               stash={SUITE_KEY: SimpleNamespace(name=suite)})
+
+    speed, ttft, ratio = check("speed", "decode"), check("ttft", "decode"), \
+        check("ratio", "decode", "other")
+    items = [item(speed, "smoke"), item(ratio, "smoke"), item(ttft, "glm52"),
+             SimpleNamespace(stash={})]
+    selected = selected_checks(items, "smoke")  # type: ignore[arg-type]
+    assert selected == {"speed", "ratio"}
+    paired = paired_checks_of([c for c in (speed, ttft, ratio) if c.name in selected],  # type: ignore[misc]
+                              "decode")
+    assert [c.name for c in paired] == ["speed"]  # a relative check is not paired
