@@ -182,7 +182,10 @@ class SequentialGate:
                 self.decided.add(c.name)
                 v = replace(v, detail=f"{v.detail}; decided at {where}")
             elif last:
-                v = replace(v, detail=f"{v.detail}; undecided at the budget, {where}")
+                more = (f"; a budget of about {whole_blocks(v.trials_needed)} "
+                        "(--llm-pair-budget) would give it those trials"
+                        if v.trials_needed else "")
+                v = replace(v, detail=f"{v.detail}; undecided at the budget, {where}{more}")
             self.verdicts[c.name] = v
         return last or all(c.name in self.decided for c in self.checks)
 

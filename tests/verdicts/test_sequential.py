@@ -47,6 +47,7 @@ def test_a_decided_check_keeps_its_verdict_and_an_undecided_one_goes_on() -> Non
     last = gate.verdicts["ttft"]
     assert last is not None and last.status == "inconclusive"
     assert "undecided at the budget" in last.detail and last.trials_needed
+    assert "(--llm-pair-budget) would give it those trials" in last.detail
 
 
 def test_a_metric_missing_from_a_trial_is_decided_as_none() -> None:
