@@ -71,8 +71,8 @@ def describe_builds(request: pytest.FixtureRequest, ctx: CheckContext, profile: 
                     **build_versions(engine_prefix(s.argv))} for b, s in servers.items()}
     flags = list(ctx.suite.profile_for(profile, ctx.target).flags)
     cand = ctx.settings.candidate
-    cand_flags = flags + [w.lstrip("-") for w in (cand.flags if cand else ()) if
-                          w.startswith("--")]
+    cand_flags = list(ctx.suite.profile_for(profile, ctx.target, CANDIDATE).flags) + [
+        w.lstrip("-") for w in (cand.flags if cand else ()) if w.startswith("--")]
     changes = diff_server_info(info[BASELINE], info[CANDIDATE], set_flags_a=flags,
                                set_flags_b=cand_flags)
     entry = {"versions": versions, "server_info_diff": format_diff(changes),
