@@ -279,7 +279,13 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
         paired = unpaired_row(check, f"{check.metric} of {config.kind} has no per-item "
                                      "correctness to pair; the candidate is judged against "
                                      "its floor and stored baseline only")
-    server = servers(profile, candidate) if candidate is not None else servers(profile)
+    if candidate is not None:
+        # The server that answered, running or not: asking the pool again would restart a
+        # stopped candidate (a GPU node holds one build) only to label the verdict.
+        server = request.config.stash[POOL_KEY].last(
+            ctx.suite.name, profile, candidate.name) or servers(profile, candidate)
+    else:
+        server = servers(profile)
     artifacts = evals.artifacts(ctx.suite.name, config.name)
     outcome = judge_eval(check, result, ctx.suite, ctx.target, server, ctx.baselines,
                          ctx.recording_mode(paired),
