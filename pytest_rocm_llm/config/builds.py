@@ -21,6 +21,10 @@ from pytest_rocm_llm.errors import ConfigError
 BASELINE = "baseline"
 CANDIDATE = "candidate"
 INCONCLUSIVE_CHOICES = ("fail", "pass")
+# Paired trials per build: the minimum before the first look (--llm-pair-trials) and the
+# largest budget (--llm-pair-budget; its default follows the target's trial CV).
+DEFAULT_PAIR_TRIALS = 4
+MAX_PAIR_TRIALS = 64
 
 
 @dataclass(frozen=True)
@@ -72,14 +76,27 @@ def parse_flags(value: Any) -> tuple[str, ...]:
     return words
 
 
-def parse_pair_trials(value: Any) -> int:
+def parse_pair_trials(value: Any, flag: str = "--llm-pair-trials") -> int:
     try:
         n = int(value)
     except (TypeError, ValueError):
         n = 0
-    if n < 1 or n > 64:
-        raise ConfigError(f"--llm-pair-trials: invalid value {value!r}; expected trials per "
-                          "build, 1-64 (2: A-B-B-A)")
+    if n < 1 or n > MAX_PAIR_TRIALS:
+        raise ConfigError(f"{flag}: invalid value {value!r}; expected trials per build, "
+                          f"1-{MAX_PAIR_TRIALS}, run in whole A-B-B-A blocks of 2 (an odd "
+                          "count is rounded up)")
+    return n
+
+
+def parse_pair_budget(value: Any, minimum: int) -> int | None:
+    """The most trials per build (None: the target's default); never below the minimum."""
+    if value in (None, ""):
+        return None
+    n = parse_pair_trials(value, "--llm-pair-budget")
+    if n < minimum:
+        raise ConfigError(f"--llm-pair-budget: invalid value {value!r}; it is the most trials "
+                          f"per build and --llm-pair-trials (the least) is {minimum}: give a "
+                          f"budget of at least {minimum}")
     return n
 
 

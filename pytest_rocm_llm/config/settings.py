@@ -25,11 +25,13 @@ from urllib.parse import urlsplit
 
 from pytest_rocm_llm.config.builds import (
     BASELINE,
+    DEFAULT_PAIR_TRIALS,
     Build,
     candidate_of,
     parse_env_pairs,
     parse_flags,
     parse_inconclusive,
+    parse_pair_budget,
     parse_pair_trials,
 )
 from pytest_rocm_llm.config.targets import TARGETS, Target
@@ -116,7 +118,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("--llm-candidate-flags", None, None,
            "paired run: engine flags appended to every profile of the candidate build"),
     Option("--llm-pair-trials", "llm_pair_trials", None,
-           "paired run: trials per build of each workload, in balanced order (2: A-B-B-A)", 2),
+           "paired run: the least trials per build of each workload before its first "
+           f"sequential look, in whole A-B-B-A blocks (default {DEFAULT_PAIR_TRIALS})",
+           DEFAULT_PAIR_TRIALS),
+    Option("--llm-pair-budget", "llm_pair_budget", "PYTEST_ROCM_LLM_PAIR_BUDGET",
+           "paired run: the most trials per build of a workload; blocks run until every "
+           "paired check decides or this is spent (default: sized from the target's trial "
+           "CV to pass an unchanged build and catch a 5% slowdown)"),
     Option("--llm-inconclusive", "llm_inconclusive", None,
            "paired run: what an inconclusive paired verdict does to the exit status: "
            "fail | pass", "fail"),
@@ -147,7 +155,8 @@ class Settings:
     gpqa_sha256: str | None = None
     allow_unjudged: bool = False
     candidate: Build | None = None  # a paired run's second build (config/builds.py)
-    pair_trials: int = 2
+    pair_trials: int = DEFAULT_PAIR_TRIALS
+    pair_budget: int | None = None  # None: default_budget(target.trial_cv)
     inconclusive: str = "fail"
 
     @property
@@ -399,6 +408,8 @@ def from_raw(raw: Mapping[str, Any], rootdir: Path) -> Settings:
         gpqa_sha256=parse_sha256(raw["--llm-gpqa-sha256"]),
         allow_unjudged=_flag(raw["--llm-allow-unjudged"]),
         candidate=candidate,
-        pair_trials=parse_pair_trials(raw.get("--llm-pair-trials", 2)),
+        pair_trials=(trials := parse_pair_trials(raw.get("--llm-pair-trials",
+                                                          DEFAULT_PAIR_TRIALS))),
+        pair_budget=parse_pair_budget(raw.get("--llm-pair-budget"), trials),
         inconclusive=parse_inconclusive(raw.get("--llm-inconclusive", "fail")),
     )

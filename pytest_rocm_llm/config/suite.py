@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
+from pytest_rocm_llm.config.builds import CANDIDATE
 from pytest_rocm_llm.config.evals import parse_eval, profiles_of
 from pytest_rocm_llm.config.fields import StrList, each_one_of, matches, one_of
 from pytest_rocm_llm.config.targets import TARGETS, FlagValue, Target
@@ -76,6 +77,9 @@ class Suite:
     # target -> name -> the workload / check as overridden for that target
     target_workloads: Mapping[str, Mapping[str, Workload]] = field(default_factory=dict)
     target_checks: Mapping[str, Mapping[str, Check]] = field(default_factory=dict)
+    # ``[candidate.profiles.<p>]``: a paired run's candidate serves these over the profile
+    # (a flag renamed between the builds: the old name = false, the new one set)
+    candidate_profiles: Mapping[str, Profile] = field(default_factory=dict)
 
     @property
     def directory(self) -> Path:
@@ -106,9 +110,10 @@ class Suite:
         override = self.target_checks.get(target.name, {}) if target else {}
         return [override.get(n, c) for n, c in self.checks.items()]
 
-    def profile_for(self, name: str, target: Target) -> Profile:
+    def profile_for(self, name: str, target: Target, build: str | None = None) -> Profile:
         """The profile as it runs on ``target``: target engine flags, then the suite's
-        profile, then the suite's override for that target; a ``false`` flag removes it."""
+        profile, then the suite's override for that target, then (``build`` the candidate)
+        the candidate's overlay; a ``false`` flag removes it."""
         if name not in self.profiles:
             known = ", ".join(self.profiles)
             raise KeyError(f"suite {self.name!r} has no profile {name!r} (profiles: {known})")
@@ -121,9 +126,11 @@ class Suite:
         env.update(target.engine_env.get(engine, {}))
         env.update(base.env)
         override = self.target_profiles.get(target.name, {}).get(name)
-        if override is not None:
-            flags.update(override.flags)
-            env.update(override.env)
+        overlay = self.candidate_profiles.get(name) if build == CANDIDATE else None
+        for over in (override, overlay):
+            if over is not None:
+                flags.update(over.flags)
+                env.update(over.env)
         flags = {k: v for k, v in flags.items() if v is not False}
         return Profile(name, base.description, MappingProxyType(flags), MappingProxyType(env),
                        engine)
@@ -230,6 +237,12 @@ class TargetTable(TomlTable):
     checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
+class CandidateTable(TomlTable):
+    """``[candidate]``: what a paired run's candidate build serves differently."""
+
+    profiles: dict[str, ProfileOverride] = Field(default_factory=dict)
+
+
 class SuiteFile(TomlTable):
     """A whole suite.toml. Workloads, evaluations and checks are validated one by one after
     it (each by its kind's model), since checks name workloads and evaluations."""
@@ -241,6 +254,7 @@ class SuiteFile(TomlTable):
     evals: dict[str, dict[str, Any]] = Field(default_factory=dict)
     checks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     targets: dict[str, TargetTable] = Field(default_factory=dict)
+    candidate: CandidateTable = Field(default_factory=CandidateTable)
 
 
 def _profile(name: str, t: ProfileOverride) -> Profile:
@@ -319,6 +333,10 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
         target_checks[tname] = _overrides(
             tt.sub("checks"), "check", checks,
             lambda n, t: parse_check(n, t, workloads, checks[n], evals))
+    for pname in f.candidate.profiles:
+        if pname not in profiles:
+            root.sub("candidate").sub("profiles").fail(
+                pname, f"overlays a profile that does not exist ({', '.join(profiles)})")
     suite = Suite(
         name=f.suite.name or file.parent.name,
         file=file,
@@ -336,6 +354,8 @@ def parse_suite(file: Path, data: dict[str, Any]) -> Suite:
         target_checks=MappingProxyType(target_checks),
         evals=MappingProxyType(evals),
         target_evals=MappingProxyType(target_evals),
+        candidate_profiles=MappingProxyType(
+            {n: _profile(n, p) for n, p in f.candidate.profiles.items()}),
     )
     check_long_context_fits(suite)  # needs the whole suite: profiles as each target runs them
     return suite

@@ -257,6 +257,8 @@ def run_long_context(config: LongContextConfig, endpoint: Endpoint, tokenizer_pa
         text = decode(g.token_ids) if g.ok else ""
         findings = detect(text, config.thresholds) if g.ok else []
         records.append({
+            # the same item on both builds of a paired run (plugin/paired_checks.py)
+            "id": f"{it.task}@{it.length}/{it.sample}/{it.depth}",
             "task": it.task, "length": it.length, "sample": it.sample, "depth": it.depth,
             "answer": it.answer,
             "correct": g.ok and score(it.answer, text, it.distractors, bool(findings)),

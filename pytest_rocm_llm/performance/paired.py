@@ -1,5 +1,7 @@
 """A workload's paired trials: the baseline build (A) and the candidate (B) alternating in
-balanced order (A-B-B-A ...), trial i of each build on the same prompts. No pytest in here.
+whole A-B-B-A blocks, trial i of each build on the same prompts, block after block until the
+workload's paired checks have decided or the budget is spent (verdicts/sequential.py). No
+pytest in here.
 
 Trial i of both builds uses the seed the workload's own i-th trial would (fresh prompts per
 trial, as ``run_workload`` does), so A and B answer the same requests and neither build
@@ -11,7 +13,7 @@ as A-B-B-A and saves a server restart, which on a large model costs minutes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
@@ -19,7 +21,13 @@ from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.once import RunOnce
 from pytest_rocm_llm.performance.workloads import WorkloadResult
 from pytest_rocm_llm.progress_log import report
-from pytest_rocm_llm.verdicts.paired import balanced_order
+from pytest_rocm_llm.verdicts.paired import PairedVerdict, balanced_order
+from pytest_rocm_llm.verdicts.sequential import (
+    BLOCK_TRIALS,
+    PairedCheck,
+    SequentialDesign,
+    SequentialGate,
+)
 
 log = logging.getLogger(__name__)
 TRIAL_SEED_STEP = 7919  # run_workload's step between trials' seeds: the same prompts per trial
@@ -43,6 +51,8 @@ class PairedTrials:
     order: tuple[str, ...]
     baseline: tuple[WorkloadResult, ...]
     candidate: tuple[WorkloadResult, ...]
+    # each paired check's verdict from the sequential gate (None: a trial lacked its metric)
+    verdicts: Mapping[str, PairedVerdict | None] = field(default_factory=dict)
 
     def values(self, metric: str) -> tuple[list[float], list[float]] | None:
         """Both builds' per-trial values of ``metric``; None when a trial lacks it."""
@@ -69,35 +79,67 @@ class PairedTrials:
 
 
 RunTrial = Callable[[str, Workload], WorkloadResult]  # (build name, one trial's workload)
+Look = Callable[["PairedTrials"], bool]  # True: no more trials needed
 
 
-def run_paired(w: Workload, trials: int, run_trial: RunTrial, running: str | None = None,
-               progress: Callable[[str], None] | None = None) -> PairedTrials:
-    """``trials`` runs of ``w`` per build in oriented balanced order; ``run_trial(build, wl)``
-    runs one trial on that build's server (the caller's pool makes it the only one up)."""
-    order = oriented_order(trials, running)
+def run_paired(w: Workload, design: SequentialDesign, run_trial: RunTrial,
+               running: str | None = None, progress: Callable[[str], None] | None = None,
+               look: Look | None = None) -> PairedTrials:
+    """Whole A-B-B-A blocks of ``w`` (turned to start with the build up), at least
+    ``design.minimum`` trials per build, then a block at a time until ``look`` says no
+    more are needed or ``design.budget`` is reached; ``run_trial(build, wl)`` runs one
+    trial on that build's server (the caller's pool makes it the only one up)."""
+    block = oriented_order(BLOCK_TRIALS, running)
     done: dict[str, list[WorkloadResult]] = {"A": [], "B": []}
-    for slot, side in enumerate(order):
-        i = len(done[side])
-        one = replace(w, seed=w.seed + TRIAL_SEED_STEP * i, trials=1)
-        report(log, f"{w.name}: paired trial {slot + 1}/{len(order)} on the "
-                    f"{BUILD_OF[side]} build (trial {i + 1}, seed {one.seed})", progress)
-        done[side].append(run_trial(BUILD_OF[side], one))
-    return PairedTrials(w, tuple(order), tuple(done["A"]), tuple(done["B"]))
+    order: list[str] = []
+    while True:
+        for side in block:
+            i = len(done[side])
+            one = replace(w, seed=w.seed + TRIAL_SEED_STEP * i, trials=1)
+            order.append(side)
+            report(log, f"{w.name}: paired trial {len(order)} (up to {2 * design.budget}) "
+                        f"on the {BUILD_OF[side]} build (trial {i + 1}, seed {one.seed})",
+                   progress)
+            done[side].append(run_trial(BUILD_OF[side], one))
+        trials = PairedTrials(w, tuple(order), tuple(done["A"]), tuple(done["B"]))
+        n = len(done["A"])
+        # The look runs at the budget too: it turns an undecided check inconclusive there.
+        decided = n >= design.minimum and (look is None or look(trials))
+        if decided or n >= design.budget:
+            return trials
 
 
 @dataclass
 class PairedRuns:
-    """Each workload's paired trials, run once per session and shared by its checks."""
+    """Each workload's paired trials, run once per session and shared by its checks, with
+    its checks' sequential verdicts."""
 
-    trials: int
+    design: SequentialDesign
     progress: Callable[[str], None] | None = None
     _once: RunOnce[tuple[str, str], PairedTrials] = field(default_factory=RunOnce)
 
-    def get(self, suite: str, w: Workload, run_trial: RunTrial,
-            running: str | None = None) -> PairedTrials:
-        return self._once.get((suite, w.name), lambda: run_paired(
-            w, self.trials, run_trial, running, self.progress))
+    def get(self, suite: str, w: Workload, run_trial: RunTrial, running: str | None = None,
+            checks: Sequence[PairedCheck] = ()) -> PairedTrials:
+        """``w``'s trials and the verdicts of ``checks`` (every paired check reading ``w``:
+        the workload runs more blocks while one of them is undecided)."""
+
+        def run() -> PairedTrials:
+            gate = SequentialGate(self.design, checks)
+
+            def look(t: PairedTrials) -> bool:
+                done = gate.look(len(t.baseline), t.order, t.values)
+                undecided = [c.name for c in checks if c.name not in gate.decided]
+                if undecided and not done:
+                    report(log, f"{w.name}: after {len(t.baseline)} trials per build still "
+                                f"undecided: {', '.join(undecided)}; one more block",
+                           self.progress)
+                return done
+
+            trials = run_paired(w, self.design, run_trial, running, self.progress,
+                                look if checks else None)
+            return replace(trials, verdicts=dict(gate.verdicts))
+
+        return self._once.get((suite, w.name), run)
 
     @property
     def results(self) -> dict[tuple[str, str], PairedTrials]:

@@ -163,9 +163,10 @@ def llm_paired(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
         return None
     from pytest_rocm_llm.correctness.runs import EvalRuns
     from pytest_rocm_llm.performance.paired import PairedRuns
+    from pytest_rocm_llm.verdicts.sequential import settings_design
 
     return PairedContext(
-        PairedRuns(llm_settings.pair_trials),
+        PairedRuns(settings_design(llm_settings)),
         EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals-candidate", llm_settings.data_dir,
                  llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
                  phases=pytestconfig.stash[COLLECTOR_KEY].phases))

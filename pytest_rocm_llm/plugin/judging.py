@@ -199,6 +199,10 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
     except ctx.infra_errors as exc:
         infrastructure(request, ctx, check, profile, "performance", exc)
         raise  # unreachable: pytest.fail raised
+    if ctx.paired is not None and paired is None:
+        paired = unpaired_row(check, (
+            f"relative to {check.relative_to}: measured on the baseline build only"
+            if reference is not None else f"a trial of either build lacked {check.metric}"))
     artifacts = runs.artifacts(ctx.suite.name, w.name)
     outcome = judge_workload(check, result, ctx.suite, ctx.target, server, ctx.baselines,
                              ctx.recording_mode(paired),
@@ -227,6 +231,14 @@ def eval_attachments(result: EvalResult) -> list[allure_report.Attachment]:
                                  "json")]
 
 
+def unpaired_row(check: Check, reason: str) -> PairedVerdict:
+    """A paired run's row for a check without a paired verdict (never a failure)."""
+    from pytest_rocm_llm.verdicts.paired import unpaired
+
+    return unpaired(check.name, check.metric, check.unit, check.direction,  # type: ignore[arg-type]
+                    reason)
+
+
 def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
                    servers: Callable[..., LLMServer], evals: EvalRuns) -> float | None:
     from pytest_rocm_llm.config.evals import profiles_of
@@ -253,7 +265,7 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
                                              lambda p=None: servers(p, candidate))
             base_server = request.config.stash[POOL_KEY].last(
                 ctx.suite.name, profile, ctx.settings.baseline.name) or servers(profile)
-            paired, outputs = paired_eval(check, base_result, result)
+            paired, outputs = paired_eval(check, base_result, result, config)
             if outputs is not None:
                 record_outputs(request, ctx, config.name, outputs)
     except EvalUnavailable as exc:
@@ -263,7 +275,17 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     except ctx.infra_errors as exc:
         infrastructure(request, ctx, check, profile, "correctness", exc)
         raise  # unreachable: pytest.fail raised
-    server = servers(profile, candidate) if candidate is not None else servers(profile)
+    if candidate is not None and paired is None:
+        paired = unpaired_row(check, f"{check.metric} of {config.kind} has no per-item "
+                                     "correctness to pair; the candidate is judged against "
+                                     "its floor and stored baseline only")
+    if candidate is not None:
+        # The server that answered, running or not: asking the pool again would restart a
+        # stopped candidate (a GPU node holds one build) only to label the verdict.
+        server = request.config.stash[POOL_KEY].last(
+            ctx.suite.name, profile, candidate.name) or servers(profile, candidate)
+    else:
+        server = servers(profile)
     artifacts = evals.artifacts(ctx.suite.name, config.name)
     outcome = judge_eval(check, result, ctx.suite, ctx.target, server, ctx.baselines,
                          ctx.recording_mode(paired),

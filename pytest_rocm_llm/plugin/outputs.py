@@ -22,7 +22,11 @@ def write_run_outputs(config: pytest.Config, s: Settings, collector: RunCollecto
 
         if s.candidate is not None:
             run["candidate"] = s.candidate.describe()
-            run["pair_trials"] = s.pair_trials
+            from pytest_rocm_llm.verdicts.sequential import settings_design
+
+            design = settings_design(s)
+            run["pair_trials"] = design.minimum
+            run["pair_budget"] = design.budget
             run["inconclusive"] = s.inconclusive
         write_atomic(s.results_path, results_document(
             collector.verdicts, run, collector.changes, collector.phases,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,9 +21,10 @@ import pytest
 from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE, Build
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.plugin import allure as allure_report
-from pytest_rocm_llm.plugin.state import POOL_KEY
+from pytest_rocm_llm.plugin.state import POOL_KEY, SUITE_KEY
 from pytest_rocm_llm.report.collector import BUILDS_PROPERTY, PAIRED_PROPERTY
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
+from pytest_rocm_llm.verdicts.sequential import PairedCheck
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.correctness.result import EvalResult
@@ -69,8 +71,8 @@ def describe_builds(request: pytest.FixtureRequest, ctx: CheckContext, profile: 
                     **build_versions(engine_prefix(s.argv))} for b, s in servers.items()}
     flags = list(ctx.suite.profile_for(profile, ctx.target).flags)
     cand = ctx.settings.candidate
-    cand_flags = flags + [w.lstrip("-") for w in (cand.flags if cand else ()) if
-                          w.startswith("--")]
+    cand_flags = list(ctx.suite.profile_for(profile, ctx.target, CANDIDATE).flags) + [
+        w.lstrip("-") for w in (cand.flags if cand else ()) if w.startswith("--")]
     changes = diff_server_info(info[BASELINE], info[CANDIDATE], set_flags_a=flags,
                                set_flags_b=cand_flags)
     entry = {"versions": versions, "server_info_diff": format_diff(changes),
@@ -111,9 +113,9 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
                         servers: Servers, runs: WorkloadRuns, paired: PairedRuns
                         ) -> tuple[Any, LLMServer, PairedVerdict | None, dict[str, LLMServer]]:
     """The candidate's merged result (for the stored-baseline judge), its server, the paired
-    verdict (None when a trial lacks the metric) and the server of each build."""
-    from pytest_rocm_llm.verdicts.paired import paired_performance
-
+    verdict (None when a trial lacks the metric) and the server of each build. The first
+    check of a workload runs its trials, block by block until every paired check reading it
+    has decided (verdicts/sequential.py); the others read their verdicts."""
     assert check.workload is not None
     w = ctx.suite.workload_for(check.workload, ctx.target)
     profile = w.profile or ctx.suite.default_profile
@@ -129,7 +131,11 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         return runs.run_trial(f"{label}-seed{one.seed}", one, server)
 
     first = request.config.stash[POOL_KEY].serving_build(ctx.suite.name)
-    trials = paired.get(ctx.suite.name, w, run_trial, first)
+    # Only the checks this session runs (-k may deselect some): a deselected check would
+    # otherwise keep the workload running to its budget for a verdict nobody reads.
+    selected = {check.name} | selected_checks(request.session.items, ctx.suite.name)
+    trials = paired.get(ctx.suite.name, w, run_trial, first, paired_checks_of(
+        [c for c in ctx.suite.checks_for(ctx.target) if c.name in selected], w.name))
     entry = {f"{ctx.suite.name}/{w.name}": {
         "order": "-".join(trials.order),
         "baseline_trials": [dict(r.metrics) for r in trials.baseline],
@@ -137,13 +143,22 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
     if next(iter(entry)) not in ctx.collector.builds:  # both builds' values, for --llm-results
         ctx.collector.builds.update(entry)
         request.node.user_properties.append((BUILDS_PROPERTY, entry))
-    values = trials.values(check.metric)
-    verdict = None
-    if values is not None:
-        verdict = paired_performance(check.name, check.metric, check.unit,
-                                     check.direction, values[0], values[1],  # type: ignore[arg-type]
-                                     order=trials.order)
+    verdict = trials.verdicts.get(check.name)
     return trials.merged(CANDIDATE), used[CANDIDATE], verdict, dict(used)
+
+
+def selected_checks(items: list[Any], suite: str) -> set[str]:
+    """The checks of ``suite`` this session runs (its items after -k / -m selection)."""
+    return {it.callspec.params["llm_check"].name for it in items
+            if "llm_check" in getattr(getattr(it, "callspec", None), "params", {})
+            and getattr(it.stash.get(SUITE_KEY, None), "name", None) == suite}
+
+
+def paired_checks_of(checks: list[Check], workload: str) -> list[PairedCheck]:
+    """The paired checks a workload's trials decide: every check reading it that is not
+    relative to another workload (those run on the baseline build only)."""
+    return [PairedCheck(c.name, c.metric, c.unit, c.direction)  # type: ignore[arg-type]
+            for c in checks if c.workload == workload and c.relative_to is None]
 
 
 # The servers each workload's trials ran on (for provenance when a later check reads the
@@ -151,24 +166,48 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
 _USED: dict[tuple[str, str], dict[str, LLMServer]] = {}
 
 
-def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult
-                ) -> tuple[PairedVerdict | None, str | None]:
-    """Accuracy compared on the same items (McNemar), and the greedy outputs compared: by
-    token id where the records carry them (the near-tie rule needs the baseline's logprobs),
-    else by response text. Either is None when the records allow neither."""
-    from pytest_rocm_llm.verdicts.paired import outputs_changed, paired_accuracy
+def _length_of(metric: str, baseline: EvalResult) -> int | None:
+    """Long-context items a metric reads: ``accuracy@L`` those at L; ``accuracy_min`` those
+    at the length where the baseline's accuracy is lowest (what it reports); else all."""
+    if metric.startswith("accuracy@"):
+        return int(metric.split("@", 1)[1])
+    if metric == "accuracy_min":
+        per = {int(k.split("@", 1)[1]): v for k, v in baseline.metrics.items()
+               if k.startswith("accuracy@") and v is not None}
+        return min(per, key=lambda n: (per[n], n)) if per else None
+    return None
 
-    def by_id(result: EvalResult, field: str) -> dict[Any, Any]:
+
+def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult,
+                config: Any = None) -> tuple[PairedVerdict | None, str | None]:
+    """Accuracy compared on the same items (McNemar) at the eval's ``paired_margin``, and the
+    greedy outputs compared: by token id where the records carry them (the near-tie rule
+    needs the baseline's logprobs), else by response text. Either is None when the records
+    allow neither. An inconclusive verdict whose items cannot decide the margin says so and
+    does not fail (verdicts/paired_items.py)."""
+    from pytest_rocm_llm.verdicts.paired import outputs_changed, paired_accuracy
+    from pytest_rocm_llm.verdicts.paired_items import DISCORDANCE, decidability
+
+    length = _length_of(check.metric, baseline)
+
+    def by_id(result: EvalResult, field: str, at: int | None = None) -> dict[Any, Any]:
         return {r["id"]: r[field] for r in result.records
-                if isinstance(r, dict) and "id" in r and r.get(field) is not None}
+                if isinstance(r, dict) and "id" in r and r.get(field) is not None
+                and (at is None or r.get("length") == at)}
 
     verdict = None
-    a, b = by_id(baseline, "correct"), by_id(candidate, "correct")
+    a, b = by_id(baseline, "correct", length), by_id(candidate, "correct", length)
     common = [k for k in a if k in b]
     # Per-item correctness speaks to an accuracy metric only (not, e.g., invalid_rate).
     if common and check.metric.startswith("accuracy"):
+        margin = float(getattr(config, "paired_margin", 2.0))
         verdict = paired_accuracy(check.name, check.metric, [bool(a[k]) for k in common],
-                                  [bool(b[k]) for k in common])
+                                  [bool(b[k]) for k in common], margin_points=margin)
+        can = decidability(len(common), margin / 100, verdict.baseline,
+                           float(getattr(config, "paired_discordance", DISCORDANCE)))
+        if verdict.status == "inconclusive" and not can.decidable:
+            verdict = replace(verdict, decidable=False, detail=(
+                f"{verdict.detail}; NOT DECIDABLE, reported, not failed: {can.describe()}"))
     for field, how in (("output_ids", "by token id"), ("response", "by response text")):
         ta, tb = by_id(baseline, field), by_id(candidate, field)
         common = [k for k in ta if k in tb]

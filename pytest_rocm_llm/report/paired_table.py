@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pytest_rocm_llm.errors import ConfigError
-from pytest_rocm_llm.verdicts.paired import PairedVerdict
+from pytest_rocm_llm.verdicts.paired import PairedVerdict, level
 
 InconclusivePolicy = Literal["fail", "pass"]
 STATUS_WORDS = {"pass": "PASS", "regressed": "REGRESSED", "improved": "IMPROVED",
-                "inconclusive": "INCONCLUSIVE"}
+                "inconclusive": "INCONCLUSIVE", "unpaired": "NO PAIRED VERDICT"}
 
 
 def _value(v: PairedVerdict, x: float) -> str:
@@ -47,8 +47,9 @@ def _delta(v: PairedVerdict) -> str:
 
 def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: str) -> str:
     """check | build_a (baseline) | build_b (candidate) | delta [CI] | verdict."""
-    levels = {f"{1 - r.alpha:.0%}" for r in rows} or {"95%"}
-    ci = f"delta [{'/'.join(sorted(levels))} CI]"
+    # A sequential look's interval is at the alpha that look spends: one level per look.
+    levels = {level(r.alpha) for r in rows} or {"98%"}
+    ci = f"delta [{levels.pop()} CI]" if len(levels) == 1 else "delta [CI, level per row]"
     table = [("check", build_a, build_b, ci, "verdict")]
     table += [(r.check, _value(r, r.baseline), _value(r, r.candidate), _delta(r),
                STATUS_WORDS.get(r.status, r.status)) for r in rows]
@@ -56,19 +57,21 @@ def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: st
     lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     lines += [f"{STATUS_WORDS[r.status]}: {r.detail}" for r in rows
-              if r.status == "inconclusive"]
+              if r.status in ("inconclusive", "unpaired")]
     return "\n".join(lines)
 
 
 def paired_failures(rows: Sequence[PairedVerdict],
                     inconclusive: InconclusivePolicy = "fail") -> list[PairedVerdict]:
     """The verdicts that fail the run: every "regressed", and "inconclusive" unless the
-    user passes them (``--llm-inconclusive=pass``)."""
+    user passes them (``--llm-inconclusive=pass``) or its items cannot decide its margin
+    (reported with that reason, never a failure)."""
     if inconclusive not in ("fail", "pass"):
         raise ConfigError(f"--llm-inconclusive={inconclusive!r}: expected 'fail' (the default: "
                           "an undecided check fails the run) or 'pass'")
     failing = {"regressed"} | ({"inconclusive"} if inconclusive == "fail" else set())
-    return [r for r in rows if r.status in failing]
+    return [r for r in rows if r.status in failing
+            and (r.status != "inconclusive" or r.decidable)]
 
 
 def paired_exit_status(rows: Sequence[PairedVerdict],

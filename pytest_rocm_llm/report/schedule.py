@@ -3,7 +3,10 @@ restarts, and a time bound. No pytest, no server in here.
 
 It follows what a run does: the suite's checks grouped by profile (the default first, as
 plugin/collection.py orders tests), each workload's trials in the order
-performance/paired.py runs them (balanced, turned to start with the build already up), each
+performance/paired.py runs them (whole A-B-B-A blocks, turned to start with the build
+already up: the minimum, then a block at a time while a paired check is undecided; the
+expected trials to a decision simulated through the sequential gate at the target's trial
+CV), each
 evaluation on both builds, the one already up first, and one build's servers at a time: where one
 server fits (a GPU node) the other build's server stops and later restarts; where two fit
 (the CPU reference) it is parked and continued (serving/parking.py), never restarted.
@@ -12,7 +15,7 @@ server fits (a GPU node) the other build's server stops and later restarts; wher
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
 from pytest_rocm_llm.config.settings import Settings
@@ -20,6 +23,7 @@ from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.performance.paired import oriented_order
+from pytest_rocm_llm.verdicts.sequential import expected_trials, settings_design
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.verdicts.checks import Check
@@ -74,7 +78,16 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
     sim = _Sim(park=target.max_servers >= 2)
     lines: list[str] = []
     seen: set[str] = set()
-    bound_s = 0.0
+    design = settings_design(settings)
+    same, stuck = expected_trials(design, target.trial_cv)
+    slow, _ = expected_trials(design, target.trial_cv, -0.05)
+    # Every further block ends on the build it began with: two switches on a node where
+    # one server fits (a restart each), two continues where the idle one is parked.
+    switch = "continue" if sim.park else "restart"
+    more = (f"; then one block at a time while a paired check is undecided, up to "
+            f"{2 * design.budget} trials (each block: 2 {switch}s)"
+            if design.budget > design.minimum else "")
+    bound_s = budget_s = further = 0.0
     bounded = True
     for check in ordered:
         profile = suite.check_profile(check, target)
@@ -84,19 +97,26 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
         seen.add(what)
         if check.workload is not None and check.relative_to is None:
             w = suite.workload_for(check.workload, target)
-            order = oriented_order(settings.pair_trials, sim.running)
+            order = oriented_order(design.minimum, sim.running)
             steps = []
             for side in order:
                 build = BASELINE if side == "A" else CANDIDATE
                 action = sim.use(profile, build)
                 steps.append(side + (f" ({action})" if action else ""))
             lines.append(f"  {profile}: workload {w.name}, {len(order)} trials: "
-                         + " - ".join(steps))
+                         + " - ".join(steps) + more)
+            names = [c.name for c in checks if c.workload == w.name and c.relative_to is None]
+            lines.append(f"    paired checks {', '.join(names)}: about {same:.1f} trials per "
+                         f"build to a decision at trial CV {target.trial_cv:.1%} if unchanged "
+                         f"({slow:.1f} if 5% slower; {stuck:.0%} undecided at the budget), "
+                         f"budget {design.budget}")
             per_trial = _trial_bound_s(w, checks)
             if per_trial is None:
                 bounded = False
             else:
-                bound_s += per_trial * len(order)
+                bound_s += per_trial * 2 * same
+                budget_s += per_trial * 2 * design.budget
+            further += (same - design.minimum) / 2
         elif check.eval is not None:
             steps = []
             # Started on the build already up: one switch per evaluation, not two.
@@ -106,17 +126,22 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
                 steps.append(SHORT[build] + (f" ({action})" if action else ""))
             lines.append(f"  {profile}: evaluation {check.eval} on both builds: "
                          + " - ".join(steps))
+            lines += _decidable_lines(suite.eval_for(check.eval, target), checks)
         else:
             lines.append(f"  {profile}: workload {check.workload} (relative check): baseline "
                          "build only")
     how = ("the idle build's server is parked (SIGSTOP) and continued: two fit"
            if sim.park else "the idle build's server stops: one fits at a time")
     head = [f"paired schedule: A = baseline, B = candidate; {how}",
+            f"  sequential trials: {design.describe()}; trial CV {target.trial_cv:.1%} "
+            f"({target.trial_cv_source})",
             *lines,
             f"  server starts: {sim.starts} ({sim.restarts} restart(s)), "
-            f"continues: {sim.continues}"]
+            f"continues: {sim.continues}, for the minimum trials; about {2 * further:.0f} "
+            f"more {switch}s for the {further:.1f} further blocks expected"]
     start_bound = sim.starts * settings.start_timeout_s
-    time_line = (f"  estimated time: workloads at most ~{bound_s:.0f} s at the floors' speeds"
+    time_line = (f"  estimated time: workloads ~{bound_s:.0f} s at the expected trials "
+                 f"(at most ~{budget_s:.0f} s at the budget) at the floors' speeds"
                  if bounded else "  estimated time: workloads without a floor to bound them")
     head.append(time_line + f", plus {sim.starts} server start(s) (each up to "
                 f"--llm-start-timeout {settings.start_timeout_s:.0f} s, at most "
@@ -135,3 +160,26 @@ def _trial_bound_s(w: Workload, checks: list[Check]) -> float | None:
     if floors:
         return n * w.output_tokens / min(floors)
     return None
+
+
+def _decidable_lines(config: Any, checks: list[Check]) -> list[str]:
+    """Per paired accuracy check of an eval: can its items decide the eval's paired margin
+    (verdicts/paired_items.py)? An item count that cannot is reported, never failed."""
+    from pytest_rocm_llm.verdicts.paired_items import FULL_SET, TAU2_TASKS, decidability
+
+    margin = getattr(config, "paired_margin", None)
+    if margin is None:  # parity, long-context: no per-item accuracy to pair
+        return []
+    n = config.limit or FULL_SET.get(config.kind)
+    if config.kind == "tau2":
+        n = (config.limit or TAU2_TASKS.get(config.domain or ""))
+        n = n * config.num_trials if n else None
+    out = []
+    for c in checks:
+        if c.eval == config.name and c.metric.startswith("accuracy"):
+            expected = c.reference_score or c.min  # a floor of 0 says nothing: then 50%
+            d = decidability(n, margin / 100, expected or None, config.paired_discordance)
+            verdict = {True: "decidable", False: "NOT DECIDABLE (reported, not failed)",
+                       None: "decidability known when it runs"}[d.decidable]
+            out.append(f"    paired check {c.name}: {verdict}: {d.describe()}")
+    return out

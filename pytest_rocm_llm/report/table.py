@@ -80,8 +80,10 @@ def write_paired(tr: Any, collector: RunCollector, settings: Settings) -> None:
         return
     tr.section("rocm-llm paired run: baseline build vs candidate")
     if settings.candidate is not None:
+        from pytest_rocm_llm.verdicts.sequential import settings_design
+
         tr.write_line(f"candidate: {settings.candidate.describe().split(': ', 1)[1]}; "
-                      f"{settings.pair_trials} trial(s) per build in balanced order")
+                      f"sequential trials: {settings_design(settings).describe()}")
     if collector.paired:
         for line in format_paired_table(collector.paired, "baseline", "candidate").splitlines():
             tr.write_line(line)

@@ -76,7 +76,7 @@ def launch_argv(suite: Suite, target: Target, settings: Settings, profile: str,
                 build: Build | None = None) -> list[str]:
     """The server's command line; a build's flags come after the profile's (they win)."""
     engine = get_engine(suite.engine_of(profile))
-    flags = suite.profile_for(profile, target).flags
+    flags = suite.profile_for(profile, target, build.name if build else None).flags
     model = suite.model_for(target)
     argv = engine.launch_argv(prefix, model_path, model.served_name, settings.host, port,
                               flags)
@@ -91,7 +91,9 @@ def check_argvs(suite: Suite, target: Target, settings: Settings, engine_name: s
     extra = list(build.flags if build is not None else ())
     return {
         name: [*engine.base_args(model_path, model.served_name, settings.host, CHECK_PORT),
-               *flags_to_argv(suite.profile_for(name, target).flags), *extra]
+               *flags_to_argv(suite.profile_for(name, target,
+                                                build.name if build else None).flags),
+               *extra]
         for name in suite.profiles_of(engine_name)
     }
 
@@ -99,7 +101,7 @@ def check_argvs(suite: Suite, target: Target, settings: Settings, engine_name: s
 def server_env(suite: Suite, target: Target, profile: str,
                build: Build | None = None) -> dict[str, str]:
     """What the server's environment adds to pytest's: the profile's, then the build's."""
-    env = dict(suite.profile_for(profile, target).env)
+    env = dict(suite.profile_for(profile, target, build.name if build else None).env)
     if not target.is_gpu and suite.engine_of(profile) == "sglang":
         from pytest_rocm_llm.serving.reference.provision import STUBS
 

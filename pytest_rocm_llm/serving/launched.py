@@ -54,7 +54,7 @@ def verify_launched(suite: Suite, target: Target, server: LLMServer,
         progress(f"[rocm-llm] {name}: effective configuration {NOT_VERIFIABLE} "
                  f"({server.engine} reports no resolved arguments)")
         return
-    found = verify(suite.profile_for(server.profile, target).flags, info)
+    found = verify(suite.profile_for(server.profile, target, server.build).flags, info)
     unverified = [m.describe() for m in found if not m.fails]
     if unverified:
         progress(f"[rocm-llm] {name}: " + "; ".join(unverified))

@@ -62,7 +62,9 @@ from typing import Any, Literal
 from pytest_rocm_llm.correctness.accuracy.stats import mcnemar
 from pytest_rocm_llm.verdicts.gate import Direction
 
-Status = Literal["pass", "regressed", "improved", "inconclusive"]
+# "unpaired": a declared check of a paired run with no paired verdict, and the row says why
+# (never a failure by itself: the stored baseline and floors still judge the candidate).
+Status = Literal["pass", "regressed", "improved", "inconclusive", "unpaired"]
 DeltaKind = Literal["relative", "absolute"]
 
 # The near-tie tolerance of speculative parity (ParityConfig.tolerance): numerics of another
@@ -77,6 +79,11 @@ DEFAULT_ALPHA = 0.02
 _MAX_TRIALS_ESTIMATE = 10_000
 
 _BLOCK = ("A", "B", "B", "A")
+
+
+def level(alpha: float) -> str:
+    """An interval's confidence level as text: 98%, 99.87% (a sequential look's)."""
+    return f"{(1 - alpha) * 100:.4g}%"
 
 
 def balanced_order(trials: int) -> list[str]:
@@ -124,6 +131,9 @@ class PairedVerdict:
     p_value: float | None = None  # McNemar's, for accuracy
     trials_needed: int | None = None  # per build, to decide at the spread seen
     pairs: tuple[float, ...] = field(default=())  # per-pair log ratios, or (b01, b10)
+    # False: the items cannot decide the margin (verdicts/paired_items.py); an inconclusive
+    # verdict is then reported with that reason and does not fail the run
+    decidable: bool = True
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -132,6 +142,14 @@ class PairedVerdict:
             if isinstance(value, float) and not math.isfinite(value):
                 out[key] = None  # JSON has no NaN
         return out
+
+
+def unpaired(check: str, metric: str, unit: str, direction: Direction,
+             reason: str) -> PairedVerdict:
+    """The row of a declared check that has no paired verdict, saying why."""
+    nan = math.nan
+    return PairedVerdict(check, metric, unit, direction, nan, nan, nan, nan, nan, "unpaired",
+                         0, "none", f"{check}: no paired verdict: {reason}")
 
 
 @lru_cache(maxsize=4096)
@@ -149,12 +167,31 @@ def _pairs(a: Sequence[float], b: Sequence[float],
     if order is not None and (len(order) != len(a) + len(b) or list(order).count("A") != len(a)
                               or set(order) - {"A", "B"}):
         raise ValueError(f"order {list(order)} does not hold {len(a)} A and {len(b)} B trials")
-    if any(not (v > 0 and math.isfinite(v)) for v in (*a, *b)):
-        raise ValueError(f"paired performance needs positive finite values: A {list(a)}, "
+    if any(not (v >= 0 and math.isfinite(v)) for v in (*a, *b)):
+        raise ValueError(f"paired performance needs finite values >= 0: A {list(a)}, "
                          f"B {list(b)}")
     # Each build's trials are in time order, so the i-th A and the i-th B are neighbours in
     # A-B-B-A (slots 4k, 4k+1 and 4k+3, 4k+2); other orders pair the same way.
     return list(zip(a, b))
+
+
+def _zero_verdict(pairs: Sequence[tuple[float, float]], sign: float, metric: str
+                  ) -> tuple[Status, str] | None:
+    """A metric at 0 on one side of a pair has no log ratio; it is a verdict by itself: the
+    side at 0 is worse for a higher-is-better metric (no throughput), better for a
+    lower-is-better one. None: no pair has exactly one side at 0."""
+    b_zero = sum(1 for x, y in pairs if y == 0 < x)
+    a_zero = sum(1 for x, y in pairs if x == 0 < y)
+    if not (a_zero or b_zero):
+        return None
+    worse, better = (b_zero, a_zero) if sign > 0 else (a_zero, b_zero)
+    said = (f"{metric} was 0 on one build only: the candidate's in {b_zero} and the "
+            f"baseline's in {a_zero} of {len(pairs)} paired trials")
+    if worse and not better:
+        return "regressed", said
+    if better and not worse:
+        return "improved", said
+    return "inconclusive", said + " (both ways)"
 
 
 def _trials_to_decide(good_mean: float, s: float, have: int, pass_bound: float,
@@ -189,12 +226,18 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
     pairs = _pairs(a, b, order)
     n = len(pairs)
     sign = 1.0 if direction == "higher" else -1.0
-    ratios = tuple(math.log(y / x) for x, y in pairs)
+    zeros = _zero_verdict(pairs, sign, metric)
+    # 0 on both sides (no failed request on either build): equal, a log ratio of 0
+    ratios = tuple(math.log(y / x) if x > 0 and y > 0 else 0.0 for x, y in pairs)
     common = PairedVerdict(
         check, metric, unit, direction, fmean(a) if a else math.nan,
         fmean(b) if b else math.nan, math.nan, math.nan, math.nan, "inconclusive", n,
         "paired t on log ratios (A-B-B-A)", "", alpha=alpha, margin=margin,
         tolerance=tolerance, pairs=ratios)
+    if zeros is not None:
+        status, why = zeros
+        return replace(common, status=status, detail=f"{check}: {why}",
+                       delta=(fmean(b) - fmean(a)) / fmean(a) if fmean(a) else math.inf)
     if n < MIN_PAIRS:
         return replace(common, delta=math.exp(ratios[0]) - 1 if ratios else math.nan,
                        trials_needed=MIN_PAIRS,
@@ -203,10 +246,11 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
     mean = fmean(ratios)
     s = math.sqrt(sum((r - mean) ** 2 for r in ratios) / (n - 1))
     h = _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n)
-    delta, lo, hi = (math.exp(x) - 1 for x in (mean, mean - h, mean + h))
+    # A sequential first look spends almost no alpha: its half-width can pass exp's range.
+    delta, lo, hi = (math.exp(min(x, 700.0)) - 1 for x in (mean, mean - h, mean + h))
     effect, e_lo, e_hi = (delta, lo, hi) if sign > 0 else (-delta, -hi, -lo)
     status = classify(effect, e_lo, e_hi, margin=margin, tolerance=tolerance)
-    ci = f"{delta:+.1%} [{lo:+.1%}, {hi:+.1%}] at {1 - alpha:.0%}"
+    ci = f"{delta:+.1%} [{lo:+.1%}, {hi:+.1%}] at {level(alpha)}"
     detail = f"{check}: {metric} {ci} over {n} paired trials"
     needed = None
     if status == "inconclusive":
@@ -273,7 +317,7 @@ def paired_accuracy(check: str, metric: str, a_correct: Sequence[bool],
     status = classify(delta, lo, hi, margin=margin, tolerance=tolerance,
                       significant=p < alpha)
     detail = (f"{check}: {metric} {acc_a:.2%} -> {acc_b:.2%}, {delta * 100:+.1f} points "
-              f"[{lo * 100:+.1f}, {hi * 100:+.1f}] at {1 - alpha:.0%} over {n} items; "
+              f"[{lo * 100:+.1f}, {hi * 100:+.1f}] at {level(alpha)} over {n} items; "
               f"{b01} items only the candidate got right, {b10} only the baseline "
               f"(McNemar p = {p:.3g})")
     return replace(common, baseline=acc_a, candidate=acc_b, delta=delta, ci_low=lo,

@@ -37,6 +37,31 @@ def test_without_candidate_options_a_run_has_one_build(pytester: pytest.Pytester
     s = from_raw({o.flag: o.default for o in OPTIONS}, pytester.path)
     assert s.candidate is None
     assert s.builds == (Build("baseline", None),)
-    assert (s.pair_trials, s.inconclusive) == (2, "fail")
+    assert (s.pair_trials, s.pair_budget, s.inconclusive) == (4, None, "fail")
     with pytest.raises(AttributeError):
         s.builds[0].name = "x"  # type: ignore[misc]
+
+
+def test_the_pair_budget_comes_from_flag_ini_or_environment(pytester: pytest.Pytester,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    from pytest_rocm_llm.config.settings import OPTIONS, from_raw
+    from pytest_rocm_llm.errors import ConfigError
+
+    (opt,) = [o for o in OPTIONS if o.flag == "--llm-pair-budget"]
+    assert (opt.ini, opt.env) == ("llm_pair_budget", "PYTEST_ROCM_LLM_PAIR_BUDGET")
+    raw = {o.flag: o.default for o in OPTIONS}
+    assert from_raw({**raw, "--llm-pair-budget": "24"}, pytester.path).pair_budget == 24
+    with pytest.raises(ConfigError, match="--llm-pair-budget: invalid value '2'; it is the "
+                                          "most trials per build and --llm-pair-trials"):
+        from_raw({**raw, "--llm-pair-budget": "2"}, pytester.path)
+    pytester.makeconftest("""
+from pytest_rocm_llm.plugin.state import SETTINGS_KEY
+
+def pytest_collection_finish(session):
+    print("BUDGET", session.config.stash[SETTINGS_KEY].pair_budget)
+""")
+    pytester.makepyfile("def test_x(): pass")
+    monkeypatch.setenv("PYTEST_ROCM_LLM_PAIR_BUDGET", "30")
+    result = pytester.runpytest_inprocess("-s")
+    assert "BUDGET 30" in result.stdout.lines

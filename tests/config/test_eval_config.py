@@ -59,6 +59,7 @@ def test_evals_dispatch_and_checks_know_their_profiles():
     assert s.check_profile(checks["agree"], TARGETS["cpu"]) == "spec"
     assert s.check_profile(checks["acc"], TARGETS["cpu"]) == "plain"  # the default
     assert checks["acc"].feature == "correctness" and checks["acc"].direction == "higher"
+    assert (s.evals["arith"].paired_margin, s.evals["arith"].paired_discordance) == (2.0, 0.05)
 
 
 @pytest.mark.parametrize("old, new, expected", [
@@ -70,6 +71,7 @@ def test_evals_dispatch_and_checks_know_their_profiles():
     ('metric = "accuracy@512"', 'metric = "accuracy@lots"', "is not a metric of a long_context"),
     ('eval = "arith"', 'eval = "missing"', "'missing' is not an evaluation"),
     ("limit = 10", "limit = -1", "key 'evals.arith.limit'"),
+    ("limit = 10", "limit = 10\npaired_margin = 0", "key 'evals.arith.paired_margin'"),
 ])
 def test_bad_evals_are_usage_errors(old, new, expected):
     with pytest.raises(ConfigError) as info:

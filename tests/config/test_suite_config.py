@@ -141,3 +141,34 @@ def test_bad_suite_stops_the_run_before_any_test(pytester: pytest.Pytester, suit
     result.stderr.fnmatch_lines(["*suites/demo/suite.toml: key 'profiles.reference.flgas': "
                                  "unknown key*"])
     assert "loading server" not in result.stdout.str()
+
+
+def test_a_flag_renamed_between_builds_is_overlaid_for_the_candidate_only() -> None:
+    from pytest_rocm_llm.config.builds import CANDIDATE, Build
+    from pytest_rocm_llm.config.settings import Settings
+    from pytest_rocm_llm.serving.launch import check_argvs, launch_argv
+
+    s = parse(GOOD + """
+[candidate.profiles.spec.flags]
+enable-aiter-allreduce-fusion = false
+enable-allreduce-fusion = true
+""")
+    mi355x = TARGETS["mi355x"]
+    base = s.profile_for("spec", mi355x).flags  # type: ignore[attr-defined]
+    cand = s.profile_for("spec", mi355x, CANDIDATE).flags  # type: ignore[attr-defined]
+    assert base["enable-aiter-allreduce-fusion"] is True and "enable-allreduce-fusion" not in base
+    assert "enable-aiter-allreduce-fusion" not in cand and cand["enable-allreduce-fusion"]
+    settings = Settings(mi355x, None, None, None, 60.0, False, None, "127.0.0.1", Path("."))
+    build = Build(CANDIDATE, ("python3",))
+    argv = launch_argv(s, mi355x, settings, "spec", ("python3",), "/m", 1, build)  # type: ignore[arg-type]
+    assert "--enable-allreduce-fusion" in argv and "--enable-aiter-allreduce-fusion" not in argv
+    checked = check_argvs(s, mi355x, settings, "sglang", "/m", build)  # type: ignore[arg-type]
+    assert "--enable-allreduce-fusion" in checked["spec"]  # the candidate's parser sees it
+    assert "--enable-aiter-allreduce-fusion" in launch_argv(  # the baseline is untouched
+        s, mi355x, settings, "spec", ("python3",), "/m", 1)  # type: ignore[arg-type]
+
+
+def test_a_candidate_overlay_of_an_unknown_profile_is_a_usage_error() -> None:
+    with pytest.raises(ConfigError, match="key 'candidate.profiles.fast': overlays a profile "
+                                          "that does not exist"):
+        parse(GOOD + "\n[candidate.profiles.fast]\nflags = { x = 1 }\n")

@@ -71,7 +71,7 @@ def test_every_outcome_is_reported(reference_model_dir: Path) -> None:
 
     right, wrong, looping, failed = r.records
     assert right == {
-        "task": "passkey", "length": 512, "sample": 0, "depth": 0.1,
+        "id": "passkey@512/0/0.1", "task": "passkey", "length": 512, "sample": 0, "depth": 0.1,
         "answer": right["answer"], "correct": True, "ok": True, "error": None,
         "prompt_tokens": 512, "completion_tokens": right["completion_tokens"],
         "latency_s": right["latency_s"], "degenerate": [],

@@ -45,6 +45,8 @@ name = "demo"
                                                      "'OMP_NUM_THREADS'; expected KEY=VALUE"),
         (["--llm-candidate-flags", "dtype float32"], "--llm-candidate-flags: invalid value"),
         (["--llm-pair-trials", "0"], "--llm-pair-trials: invalid value '0'"),
+        (["--llm-pair-budget", "65"], "--llm-pair-budget: invalid value '65'; expected "
+                                      "trials per build, 1-64"),
         (["--llm-inconclusive", "ignore"], "--llm-inconclusive: invalid value 'ignore'; "
                                            "accepted: fail, pass"),
     ],

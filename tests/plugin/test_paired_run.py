@@ -5,7 +5,9 @@ The same build against itself is never "regressed"; a candidate whose every forw
 three times as long (tests/stand_ins/slow_forward, factor 2: start-up and load untouched) is
 "regressed" on decode speed; a candidate serving in another dtype changes greedy outputs, and
 the report says on how many prompts. Sized to what each assertion needs on two cores: a
-2-request, 16-token decode at 3 trials per build, 8 arithmetic items."""
+2-request, 16-token decode in sequential A-B-B-A blocks, 4 to 8 trials per build
+(--llm-pair-trials 4 --llm-pair-budget 8 instead of the CPU default budget: these assertions
+need no more), 8 arithmetic items."""
 
 from __future__ import annotations
 
@@ -62,6 +64,8 @@ baseline = "none"
 """
 TESTS = {"test_pair.py": "def test_check(llm_check, llm_judge):\n    llm_judge(llm_check)\n"}
 
+SEQUENTIAL = ("--llm-pair-trials", "4", "--llm-pair-budget", "8")
+
 # Measures speed (or a sending rate): nothing else may run beside it (tests/conftest.py).
 pytestmark = [pytest.mark.engine, pytest.mark.alone]
 
@@ -81,12 +85,15 @@ def test_the_same_build_against_itself_is_not_regressed(pytester: pytest.Pyteste
     # A candidate that is the baseline: an environment variable sglang never reads.
     result, doc = paired_run(pytester, suite_dir, "--llm-candidate-env",
                              "PYTEST_ROCM_LLM_SAME_BUILD=1", "--llm-inconclusive", "pass",
-                             "--llm-pair-trials", "3", k="decode_speed")
+                             *SEQUENTIAL, k="decode_speed")
     result.stdout.fnmatch_lines(["*rocm-llm paired run: baseline build vs candidate*",
                                  "*check*| baseline*| candidate*| delta*| verdict*"])
     (row,) = doc["paired"]
-    assert row["check"] == "decode_speed" and row["n"] == 3
+    # whole blocks only: the gate stops at the look that decides, else at the budget
+    assert row["check"] == "decode_speed" and row["n"] in (4, 6, 8), row
     assert row["status"] != "regressed", row["detail"]
+    assert ("decided at look" in row["detail"] if row["status"] == "pass"
+            else "undecided at the budget" in row["detail"]), row["detail"]
     assert result.ret == 0
 
 
@@ -100,10 +107,10 @@ def test_a_slower_forward_pass_regresses_decode_speed(pytester: pytest.Pytester,
     pythonpath = os.pathsep.join((str(SLOW_FORWARD), str(STUBS)))
     result, doc = paired_run(pytester, suite_dir, "--llm-candidate-env",
                              f"PYTHONPATH={pythonpath}", "--llm-candidate-env",
-                             "ROCM_LLM_SLOW_FORWARD=2.0", "--llm-pair-trials", "3",
-                             k="decode_speed")
+                             "ROCM_LLM_SLOW_FORWARD=2.0", *SEQUENTIAL, k="decode_speed")
     (row,) = doc["paired"]
     assert row["status"] == "regressed", row["detail"]
+    assert "decided at look" in row["detail"] and row["n"] in (4, 6, 8), row
     assert -0.85 < row["delta"] < -0.3, row
     result.stdout.fnmatch_lines(["*decode_speed*REGRESSED*",
                                  "*the candidate fails the paired gate: decode_speed regressed*"])

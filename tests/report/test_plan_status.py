@@ -110,7 +110,7 @@ def test_a_paired_plan_shows_the_candidate_and_its_schedule(pytester: pytest.Pyt
         "candidate build: engine `*true`",
         "  profile reference: flags: not checked: could not run sglang's argument parser*",
         "paired schedule: A = baseline, B = candidate; the idle build's server stops*",
-        "*server starts: * restart(s)), continues: 0",
+        "*server starts: * restart(s)), continues: 0, for the minimum trials; about *",
         "*estimated time:*",
         "*[[]13] candidate build: glm52: flags not checked*"])
     assert result.ret == PlanStatus.FLAGS_UNCHECKED

@@ -17,11 +17,11 @@ SMOKE = ROOT / "suites" / "smoke" / "suite.toml"
 GLM52 = ROOT / "suites" / "glm52" / "suite.toml"
 
 
-def paired(target: str, trials: int = 2) -> Settings:
+def paired(target: str, trials: int = 2, budget: int | None = None) -> Settings:
     base = Settings(TARGETS[target], None, None, None, 600.0, False, None, "127.0.0.1",
                     Path("."))
     return dataclasses.replace(base, candidate=Build(CANDIDATE, None, {"X": "1"}),
-                               pair_trials=trials)
+                               pair_trials=trials, pair_budget=budget)
 
 
 def test_no_candidate_no_schedule() -> None:
@@ -34,7 +34,8 @@ def test_gpu_schedule_restarts_and_turns_the_order_to_the_running_build() -> Non
     text = "\n".join(lines)
     assert lines[0].endswith("the idle build's server stops: one fits at a time")
     first = next(ln for ln in lines if "workload" in ln and "trials" in ln)
-    assert first.split(": ", 2)[2] == "A (start) - B (start) - B - A (restart)"
+    assert first.split(": ", 2)[2].split(";")[0] == "A (start) - B (start) - B - A (restart)"
+    assert first.endswith("up to 20 trials (each block: 2 restarts)")  # budget 10 at CV 2%
     # the next workload on that profile starts with A, which is up: no switch at the seam
     assert "continues: 0" in text and "restart(s)" in text
     restarts = int(text.split("server starts: ")[1].split("(")[1].split(" ")[0])
@@ -45,7 +46,30 @@ def test_cpu_schedule_parks_instead_of_restarting() -> None:
     lines = paired_schedule(load_suite(SMOKE), TARGETS["cpu"], paired("cpu", trials=3))
     text = "\n".join(lines)
     assert "parked (SIGSTOP) and continued" in lines[0]
-    assert "decode, 6 trials: A (start) - B (start) - B - A (continue) - A - B (continue)" \
-        in text
+    # 3 trials per build run as two whole blocks: drift cancels only in whole blocks
+    assert ("decode, 8 trials: A (start) - B (start) - B - A (continue) - A - B (continue) "
+            "- B - A (continue); then one block") in text
     assert "(0 restart(s))" in text
-    assert "estimated time: workloads at most ~" in text
+    assert "estimated time: workloads ~" in text
+
+
+def test_the_plan_says_what_each_paired_check_should_take() -> None:
+    lines = paired_schedule(load_suite(SMOKE), TARGETS["cpu"], paired("cpu", 4, budget=12))
+    assert "sequential trials: 4-12 trials per build" in lines[1]
+    assert "placeholder, to be measured" in lines[1]
+    (row,) = [ln for ln in lines if ln.startswith("    paired checks decode_speed:")]
+    expected = float(row.split("about ")[1].split(" ")[0])
+    assert 4 < expected < 12 and row.endswith("budget 12")
+    assert "at trial CV 3.0% if unchanged" in row
+    time_line = next(ln for ln in lines if "estimated time" in ln)
+    assert "at the expected trials (at most ~" in time_line
+
+
+def test_the_plan_says_which_accuracy_checks_their_items_can_decide() -> None:
+    lines = paired_schedule(load_suite(GLM52), TARGETS["mi355x"], paired("mi355x"))
+    rows = {ln.split(":")[0].split()[-1]: ln for ln in lines
+            if ln.startswith("    paired check ")}
+    assert "decidable: margin 7 points" in rows["gpqa_accuracy"]
+    assert "198 items can decide it" in rows["gpqa_accuracy"]
+    assert "NOT DECIDABLE (reported, not failed)" in rows["tau2_accuracy"]
+    assert "50 items cannot decide it" in rows["tau2_accuracy"]

@@ -157,7 +157,8 @@ def test_pairs_follow_the_order_given() -> None:
 @pytest.mark.parametrize(("a", "b", "order", "match"), [
     ([1.0, 2.0], [1.0], None, "same number of trials"),
     ([1.0, 2.0], [1.0, 2.0], ["A", "A", "B"], "order"),
-    ([1.0, 0.0], [1.0, 2.0], None, "positive"),
+    ([1.0, -1.0], [1.0, 2.0], None, "finite values >= 0"),
+    ([1.0, math.nan], [1.0, 2.0], None, "finite values >= 0"),
 ])
 def test_bad_input_is_rejected(a: list[float], b: list[float], order: list[str] | None,
                                match: str) -> None:
@@ -255,3 +256,15 @@ def test_near_ties_need_both_sides_close_when_b_gaps_are_given() -> None:
 def test_outputs_changed_needs_the_same_prompts() -> None:
     with pytest.raises(ValueError, match="prompts"):
         outputs_changed([[1]], [[1], [2]])
+
+
+def test_a_metric_at_zero_on_one_side_is_a_verdict_not_a_crash() -> None:
+    # the candidate served nothing in one trial: no log ratio, and surely worse
+    v = paired_performance("decode_speed", "tok_s", "tok/s", "higher", [10.0, 10.0, 10.0, 10.0],
+                           [10.0, 0.0, 10.0, 10.0])
+    assert v.status == "regressed" and "the candidate's in 1" in v.detail
+    # a lower-is-better count at 0 on both builds: equal, a pass
+    v = paired_performance("failures", "failed", "", "lower", [0.0] * 4, [0.0] * 4)
+    assert v.status == "pass"
+    v = paired_performance("failures", "failed", "", "lower", [0.0] * 4, [0.0, 2.0, 0.0, 0.0])
+    assert v.status == "regressed"

@@ -7,6 +7,8 @@ Kept free of HTTP and scipy imports: suite parsing loads this module at plugin s
     limit = 200             # seeded subset of the test set (all items when absent)
     shots = 5               # few-shot exemplars from train.jsonl (gsm8k, arithmetic)
     scoring = "flexible"    # which extraction "accuracy" reports; both are always reported
+    paired_margin = 2.0     # a paired run: "pass" = shown not worse than this (points)
+    paired_discordance = 0.05  # assumed share of items two builds answer differently
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ class AccuracyConfig:
     scoring: str = "flexible"
     request_timeout_s: float = 600.0
     description: str = ""
+    # a paired run: the margin "pass" needs (points), the assumed discordant share of items
+    paired_margin: float = 2.0
+    paired_discordance: float = 0.05
     # arithmetic
     max_steps: int = 2
     # tau2
@@ -74,6 +79,8 @@ class _Accuracy(TomlTable):
     scoring: Annotated[str, one_of(SCORINGS)] = "flexible"
     request_timeout_s: float = Field(600.0, gt=0, le=86400)
     description: str = ""
+    paired_margin: float = Field(2.0, gt=0, le=100)
+    paired_discordance: float = Field(0.05, ge=0, le=1)
 
 
 def _default(kind: str, key: str, **bounds: Any) -> Any:

@@ -1,0 +1,79 @@
+"""The sequential paired gate (verdicts/sequential.py): O'Brien-Fleming-type alpha spending
+over looks at whole A-B-B-A blocks, a decided check keeps its verdict, the default budget
+follows the target's trial CV."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_rocm_llm.config.targets import TARGETS
+from pytest_rocm_llm.verdicts.sequential import (
+    PairedCheck,
+    SequentialDesign,
+    SequentialGate,
+    default_budget,
+    obf_spent,
+)
+
+SPEED = PairedCheck("decode_speed", "tok_s", "tok/s", "higher")
+
+
+def test_the_looks_spend_exactly_alpha_and_almost_none_early() -> None:
+    d = SequentialDesign.of(3, 17)  # whole blocks: 4 and 18
+    assert d.looks() == [4, 6, 8, 10, 12, 14, 16, 18]
+    spent = [d.alpha_at(n) for n in d.looks()]
+    assert math.isclose(sum(spent), 0.02, rel_tol=1e-12)
+    assert spent[0] < 1e-4 and spent[-1] > 0.005  # OBF: the last look keeps the most
+    assert d.alpha_at(5) == 0.0  # no look between blocks
+    assert obf_spent(0.5, 0.05) == pytest.approx(0.00557, abs=1e-5)  # Lan-DeMets' table
+
+
+def test_a_decided_check_keeps_its_verdict_and_an_undecided_one_goes_on() -> None:
+    gate = SequentialGate(SequentialDesign(2, 6), [SPEED, PairedCheck("ttft", "ttft", "ms",
+                                                                      "lower")])
+    a, b = [100.0, 100.1, 99.9, 100.0], [80.0, 80.1, 79.9, 80.0]  # 20% slower, quiet
+    lat_a, lat_b = [10.0, 14.0, 9.0, 13.0], [12.0, 10.0, 15.0, 9.5]  # noisy
+    values = {"tok_s": (a, b), "ttft": (lat_a, lat_b)}
+    assert not gate.look(4, list("ABBAABBA"), values.get)
+    assert gate.decided == {"decode_speed"}
+    first = gate.verdicts["decode_speed"]
+    assert first is not None and first.status == "regressed" and "look 2 of 3" in first.detail
+    values["tok_s"] = ([*a, 100.0, 100.0], [*b, 120.0, 120.0])  # later trials never count
+    assert gate.look(6, list("ABBAABBAABBA"), lambda m: (
+        ([*lat_a, 11.0, 11.0], [*lat_b, 11.0, 11.0]) if m == "ttft" else values[m]))
+    assert gate.verdicts["decode_speed"] is first
+    last = gate.verdicts["ttft"]
+    assert last is not None and last.status == "inconclusive"
+    assert "undecided at the budget" in last.detail and last.trials_needed
+    assert "(--llm-pair-budget) would give it those trials" in last.detail
+
+
+def test_a_metric_missing_from_a_trial_is_decided_as_none() -> None:
+    gate = SequentialGate(SequentialDesign(2, 4), [SPEED])
+    assert gate.look(2, list("ABBA"), lambda m: None)
+    assert gate.verdicts == {"decode_speed": None}
+
+
+def test_the_default_budget_grows_with_the_targets_trial_cv() -> None:
+    assert default_budget(0.02) == 10 and default_budget(0.03) == 18
+    assert default_budget(0.01) < default_budget(0.02) < default_budget(0.06) <= 64
+    assert all(default_budget(c) % 2 == 0 for c in (0.005, 0.013, 0.027, 0.2))
+    assert TARGETS["cpu"].trial_cv == 0.03 and "to be measured" in TARGETS["cpu"].trial_cv_source
+    assert "assumed" in TARGETS["mi355x"].trial_cv_source
+
+
+def test_designs_come_in_whole_blocks() -> None:
+    with pytest.raises(ValueError, match="whole blocks"):
+        SequentialDesign(3, 8)
+    with pytest.raises(ValueError, match="between"):
+        SequentialDesign(8, 4)
+    assert SequentialDesign.of(8, 4) == SequentialDesign(8, 8)
+
+
+def test_a_broken_measurement_gets_a_row_not_a_crash() -> None:
+    gate = SequentialGate(SequentialDesign(2, 4), [SPEED])
+    assert gate.look(2, list("ABBA"), lambda m: ([1.0, math.nan], [1.0, 1.0]))
+    v = gate.verdicts["decode_speed"]
+    assert v is not None and v.status == "unpaired" and "finite values" in v.detail
