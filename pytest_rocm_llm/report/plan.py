@@ -293,8 +293,9 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
         if check.workload and check.metric in proportion_metrics():
             # a share of the workload's requests: its binomial power is over that many
             items = suite.workload_for(check.workload, target).requests
-        w("    baseline gate: " + describe_gate(check.gate, entry.measurement if entry else None,
-                                               runs, items, check.unit))
+        w("    baseline gate: " + describe_gate(
+            check.gate, entry.measurement if entry else None, runs, items, check.unit,
+            pending=stored.pending.get(check.name) if stored else None))
 
     w("")
     if flag_error is not None:

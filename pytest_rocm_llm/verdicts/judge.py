@@ -79,7 +79,8 @@ def conclude(spec: CheckSpec, m: Measurement | None, problems: Sequence[str], ba
     path, bfile = baselines.get(base.target, base.suite)
     entry = bfile.entries.get(spec.name) if bfile else None
     rows = bfile.reference_rows if bfile else ()
-    d = decide(spec, m, base, entry, mode, provenance, str(path), rows, notes)
+    pending = bfile.pending.get(spec.name) if bfile else None
+    d = decide(spec, m, base, entry, mode, provenance, str(path), rows, notes, pending)
     if d.failure is None:
         return Outcome(d, None)
     exc_type = _RAISE[d.cause or "floor"]
