@@ -12,6 +12,7 @@ pool does before a launch.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -259,6 +260,8 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
                                                    "hypothesis_examples", "lengths", "samples",
                                                    "max_tokens", "concurrency", "domain")
                      if getattr(e, k, None) not in (None, ())}
+            if getattr(e, "chat_template_kwargs", ()):
+                sizes["chat_template_kwargs"] = json.dumps(dict(e.chat_template_kwargs))
             on = (f"{e.profile} vs {e.reference_profile}" if e.kind == "parity"
                   else e.profile or suite.default_profile)
             w(f"  {name}: {e.kind} on profile {on}; "
@@ -285,6 +288,8 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
         if check.relative_to:
             reads += f" relative to workload {check.relative_to}"
         w(f"  {check.name}: {check.metric} {' and '.join(bounds)} on {reads}")
+        if check.method:
+            w(f"    method: {check.method}")
         w(f"    source: {check.source}")
         entry = stored.entries.get(check.name) if stored else None
         runs = suite.workload_for(check.workload, target).trials if check.workload else 1

@@ -7,6 +7,7 @@ Kept free of HTTP and scipy imports: suite parsing loads this module at plugin s
     limit = 200             # seeded subset of the test set (all items when absent)
     shots = 5               # few-shot exemplars from train.jsonl (gsm8k, arithmetic)
     scoring = "flexible"    # which extraction "accuracy" reports; both are always reported
+    chat_template_kwargs = { enable_thinking = true }   # sent with every request, as is
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from pytest_rocm_llm.config.fields import StrList, check, matches, one_of
 from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, validate
@@ -50,6 +51,9 @@ class AccuracyConfig:
     scoring: str = "flexible"
     request_timeout_s: float = 600.0
     description: str = ""
+    # Sent as chat_template_kwargs with every request (a reasoning model's thinking mode);
+    # pairs, so the config stays hashable and picklable.
+    chat_template_kwargs: tuple[tuple[str, Any], ...] = ()
     # arithmetic
     max_steps: int = 2
     # tau2
@@ -74,6 +78,13 @@ class _Accuracy(TomlTable):
     scoring: Annotated[str, one_of(SCORINGS)] = "flexible"
     request_timeout_s: float = Field(600.0, gt=0, le=86400)
     description: str = ""
+    chat_template_kwargs: dict[str, str | bool | int | float] = Field(default_factory=dict)
+
+    @field_validator("chat_template_kwargs", mode="before")
+    @classmethod
+    def _pairs(cls, v: Any) -> Any:
+        # a per-target override starts from the parsed config, which holds pairs
+        return dict(v) if isinstance(v, tuple) else v
 
 
 def _default(kind: str, key: str, **bounds: Any) -> Any:
@@ -129,7 +140,9 @@ def parse_accuracy(name: str, t: Table, base: AccuracyConfig | None = None) -> A
         t.fail("kind", f"a target override cannot change the kind ({base.kind} -> {kind})")
     schema = TABLES[kind]
     table = validate(schema, t, {"kind": kind, **override_of(schema, base, t.data)})
-    return AccuracyConfig(name=name, **table.model_dump())
+    fields = table.model_dump()
+    fields["chat_template_kwargs"] = tuple(sorted(fields["chat_template_kwargs"].items()))
+    return AccuracyConfig(name=name, **fields)
 
 
 def build_items(config: AccuracyConfig, data_dir: Path | None, gpqa_csv: Path | None = None,
