@@ -4,7 +4,8 @@ No pytest in here. A broken baseline file is a ``ConfigError`` (through the same
 ``BaselineCache`` the checks read later, so there is one validation path and the file is
 read once); evaluation data and tools the user pointed at are read and hashed, so a missing
 or altered file is known in seconds instead of after the first workload on a GPU node; the
-CPU reference's engine environments still to build must fit on the cache's disk.
+CPU reference's engine environments still to build must fit on the cache's disk; a tuned
+kernel table named by path (AITER_CONFIG_FMOE) must exist where the engine runs.
 Nothing is fetched: GSM8K without ``--llm-data-dir`` comes from the Hub when its eval runs.
 """
 
@@ -103,6 +104,28 @@ def check_reference_space(suites: Iterable[Suite], target: Target,
         raise ConfigError(problem)
 
 
+def check_tuned_tables(suites: Iterable[Suite], target: Target, settings: Settings) -> None:
+    """Raises ConfigError when a kernel table a launched server would inherit by path
+    (AITER_CONFIG_FMOE) names no readable file where the engine runs."""
+    if not target.is_gpu or settings.endpoint is not None:
+        return  # the CPU reference has no aiter; an attached server was launched elsewhere
+    import os
+
+    from pytest_rocm_llm.serving.launch import server_env
+    from pytest_rocm_llm.serving.tuned_tables import table_problem
+
+    prefix = settings.engine_prefix or ()
+    where = f" in the engine's environment (`{' '.join(prefix)}`)" if prefix else ""
+    for suite in suites:
+        if target.name not in suite.targets:
+            continue
+        for profile in suite.profiles:
+            env = {**os.environ, **server_env(suite, target, profile)}
+            problem = table_problem(env, prefix, where)
+            if problem is not None:
+                raise ConfigError(f"suite {suite.name}, profile {profile}: {problem}")
+
+
 def preflight(suites: Iterable[Suite], checks: Iterable[tuple[Suite, Check]], target: Target,
               settings: Settings, baselines: BaselineCache) -> list[str]:
     """Everything a run can check before its first launch. ConfigError on a broken baseline,
@@ -111,6 +134,7 @@ def preflight(suites: Iterable[Suite], checks: Iterable[tuple[Suite, Check]], ta
     suites = list(suites)
     load_baselines(suites, target, baselines)
     check_reference_space(suites, target, settings)
+    check_tuned_tables(suites, target, settings)
     problems = unjudgeable(checks, target, settings)
     if problems and target.is_gpu and not settings.allow_unjudged:
         raise ConfigError(

@@ -59,6 +59,9 @@ class Provenance(_Strict):
     host: str | None = None
     suite_commit: str | None = None
     kernel_paths: KernelPaths | None = None
+    # variable -> {path: sha256, or null when the file was missing}: the tuned kernel tables
+    # the server inherited by path (serving/tuned_tables.py)
+    tuned_tables: dict[str, dict[str, str | None]] | None = None
 
 
 class Entry(_Strict):
