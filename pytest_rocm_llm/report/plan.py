@@ -26,12 +26,13 @@ from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values
+from pytest_rocm_llm.report.plan_checks import check_lines
+from pytest_rocm_llm.report.plan_checks import num as _num
 from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
 from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, get_engine
 from pytest_rocm_llm.serving.launch import check_argvs, local_model_path
 from pytest_rocm_llm.serving.pool import ServerPool, SuiteUnavailable
-from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineFile, proportion_metrics
-from pytest_rocm_llm.verdicts.power import describe_gate
+from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineFile
 
 PORT = "<port>"
 ENGINE = "<engine-python>"
@@ -118,10 +119,6 @@ def _engine_line(suite: Suite, target: Target, settings: Settings) -> str:
 
 def _quote(word: str) -> str:
     return word if re.fullmatch(r"[A-Za-z0-9_@%+=:,./<>-]+", word) else repr(word)
-
-
-def _num(x: float) -> str:
-    return f"{x:g}"
 
 
 def _verdict(name: str, engine: str, results: Mapping[str, FlagCheck] | None,
@@ -267,41 +264,8 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
             w(f"  {name}: {e.kind} on profile {on}; "
               + ", ".join(f"{k} {v}" for k, v in sizes.items()))
         w("")
-    w("checks:")
-    checks = suite.checks_for(target)
-    if not checks:
-        w("  (none)")
     stored = _stored_baselines(baselines or BaselineCache(settings.baselines_dir), target, suite)
-    for check in checks:
-        unit = f" {check.unit}" if check.unit else ""
-        bounds = []
-        if check.min is not None:
-            bounds.append(f">= {_num(check.min)}{unit}")
-        if check.max is not None:
-            bounds.append(f"<= {_num(check.max)}{unit}")
-        if check.reference_score is not None:
-            bounds.append(f">= floor around {_num(check.reference_score)} at alpha "
-                          f"{_num(check.alpha)} over the items scored, counting the published "
-                          "score's sampling error when its n is stored")
-        reads = (f"workload {check.workload}" if check.workload
-                 else f"evaluation {check.eval} ({suite.eval_for(check.eval, target).kind})")
-        if check.relative_to:
-            reads += f" relative to workload {check.relative_to}"
-        w(f"  {check.name}: {check.metric} {' and '.join(bounds)} on {reads}")
-        if check.method:
-            w(f"    method: {check.method}")
-        w(f"    source: {check.source}")
-        entry = stored.entries.get(check.name) if stored else None
-        runs = suite.workload_for(check.workload, target).trials if check.workload else 1
-        items = (getattr(suite.eval_for(check.eval, target), "limit", None) if check.eval
-                 else None)
-        if check.workload and check.metric in proportion_metrics():
-            # a share of the workload's requests: its binomial power is over that many
-            items = suite.workload_for(check.workload, target).requests
-        w("    baseline gate: " + describe_gate(
-            check.gate, entry.measurement if entry else None, runs, items, check.unit,
-            pending=stored.pending.get(check.name) if stored else None))
-
+    out.extend(check_lines(suite, target, stored))
     w("")
     if flag_error is not None:
         attention.append(f"flags not checked: {flag_error.splitlines()[0]}")

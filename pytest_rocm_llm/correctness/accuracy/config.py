@@ -129,6 +129,20 @@ TABLES: dict[str, type[_Accuracy]] = {
     "gsm8k": Gsm8kTable, "arithmetic": ArithmeticTable, "gpqa": GpqaTable, "tau2": Tau2Table}
 
 
+def paired_only_reason(config: Any) -> str | None:
+    """Why an evaluation's score has no absolute floor (None: it may have one). tau2-bench's
+    published numbers use a fixed external user simulator (gpt-4.1 at temperature 0 by
+    default); with none declared (``user_base_url``), the server under test plays the user
+    too, which is another benchmark than the published one."""
+    if getattr(config, "kind", None) != "tau2" or config.user_base_url:
+        return None
+    return ("the user simulator is the server under test, not tau2-bench's fixed external "
+            "simulator (gpt-4.1 at temperature 0 by default), so the published score is not "
+            "the same benchmark: no absolute floor; a paired run (the same tasks on both "
+            "builds) decides. Declare a simulator with user_base_url and user_model to have "
+            "one")
+
+
 def parse_accuracy(name: str, t: Table, base: AccuracyConfig | None = None) -> AccuracyConfig:
     """An accuracy eval from its table; with ``base``, a per-target override of some fields."""
     kind = t.data.get("kind", base.kind if base is not None else None)
