@@ -63,12 +63,19 @@ def unjudgeable(checks: Iterable[tuple[Suite, Check]], target: Target,
         if models[suite.name] is not None:
             out.append(f"{suite.name}/{check.name}: {models[suite.name]}")
             continue
-        if check.eval is None:
+        names = [check.workload, check.relative_to] if check.eval is None else []
+        sources = {suite.workload_for(n, target).prompts for n in names if n}
+        if check.eval is None and sources <= {"random"}:
             continue
-        key = (suite.name, check.eval)
+        key = (suite.name, check.eval or "prompts:gsm8k")
         if key not in problems:
             try:
-                check_eval_inputs(suite.eval_for(check.eval, target), settings)
+                if check.eval is None:  # natural-text prompts: the GSM8K train set
+                    from pytest_rocm_llm.correctness.accuracy import gsm8k
+
+                    gsm8k.passages(settings.data_dir)
+                else:
+                    check_eval_inputs(suite.eval_for(check.eval, target), settings)
                 problems[key] = None
             except Unavailable as exc:
                 problems[key] = str(exc)

@@ -233,6 +233,8 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
         shape = [f"{wl.input_tokens} in / {wl.output_tokens} out",
                  f"{wl.requests} requests" + (" per rate" if wl.kind == "rate_sweep" else ""),
                  f"{wl.warmup} warm-up", f"seed {wl.seed}"]
+        shape.append("natural-text prompts (gsm8k train)" if wl.prompts == "gsm8k"
+                     else "random-id prompts")
         if wl.cache_hit:
             shape.append(f"cache hit {wl.cache_hit:.0%}")
         if wl.request_rate is not None:
