@@ -36,6 +36,12 @@ class Toy:
     drafts: float = 100.0  # vLLM counters, lifetime before the run: 1 + 210 / 100 = 3.1
     accepted: float = 210.0
     accepted_per_step: float = 0.0  # what each vLLM verify step of this run accepts
+    # sglang's Prometheus counters (generated tokens, verify calls), lifetime before the run
+    # at 3.1; each /generate adds its own, at counter_accept when set (a disagreement with
+    # meta_info), else at the meta_info figure
+    sgl_tokens: float = 310.0
+    sgl_verify: float = 100.0
+    counter_accept: float | None = None
 
     def logprobs(self, ctx: list[int]) -> dict[int, float]:
         rng = random.Random(zlib.crc32(json.dumps(ctx[-4:]).encode()))
@@ -75,6 +81,9 @@ def _generate(toy: Toy, body: dict) -> dict:
                                 for lp in tops]}
     if toy.accept is not None:
         meta["spec_verify_ct"] = max(1, round(len(out) / toy.accept))
+        toy.sgl_tokens += len(out)
+        toy.sgl_verify += (len(out) / toy.counter_accept if toy.counter_accept
+                           else meta["spec_verify_ct"])
     return {"text": "", "output_ids": out, "meta_info": meta}
 
 
@@ -97,6 +106,10 @@ def _metrics(toy: Toy) -> str:
                         ("spec_decode_num_accepted_tokens", toy.accepted)):
         lines += [f"# HELP vllm:{name}_total x", f"# TYPE vllm:{name}_total counter",
                   f'vllm:{name}_total{{engine="0",model_name="m"}} {value}']
+    for name, value in (("generation_tokens", toy.sgl_tokens),
+                        ("spec_verify_calls", toy.sgl_verify)):
+        lines += [f"# HELP sglang:{name}_total x", f"# TYPE sglang:{name}_total counter",
+                  f'sglang:{name}_total{{model_name="m"}} {value}']
     return "\n".join(lines) + "\n"
 
 

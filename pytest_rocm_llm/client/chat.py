@@ -16,6 +16,13 @@ request and response fields follow sglang 0.5.23's own models
 
 A failed request is a ``ChatAnswer`` with ``error`` set, never an exception: one bad request
 must not kill an eval, and a failed request is never scored as a wrong answer.
+
+A reasoning model's answer is ``message.content``; its thinking is ``reasoning_content``
+(sglang with ``--reasoning-parser``, ``separate_reasoning`` true by default) and is kept
+apart: a trace cut at ``max_tokens`` leaves no final answer, which must score as no answer,
+never as the last number of the trace. Thinking left inline (a server without a reasoning
+parser) is cut off the same way (``final_content``). ``tool_calls`` (sglang with
+``--tool-call-parser``) are kept as sent.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ class ChatAnswer:
     finish_reason: str | None
     completion_tokens: int | None
     error: str | None = None  # set when the request failed; text is then ""
+    reasoning: str = ""  # the thinking, apart from the scored text
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -62,6 +71,21 @@ def _server_message(response: httpx.Response) -> str:
     return clip(str(body))
 
 
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+def final_content(content: str) -> tuple[str, str]:
+    """(answer, inline reasoning) of a message's content. GLM's template opens ``<think>``
+    in the prompt, so a generation without a reasoning parser reads "trace</think>answer";
+    an opened and never closed ``<think>`` is a trace cut short: no answer."""
+    if THINK_CLOSE in content:
+        thought, _, answer = content.rpartition(THINK_CLOSE)
+        return answer.strip(), thought.replace(THINK_OPEN, "", 1).strip()
+    if THINK_OPEN in content:
+        return "", content.split(THINK_OPEN, 1)[1].strip()
+    return content, ""
+
+
 class ChatSampler:
     """``await sampler(messages) -> ChatAnswer``; use ``async with`` or ``await aclose()``."""
 
@@ -75,6 +99,7 @@ class ChatSampler:
         timeout_s: float = 600.0,
         headers: Mapping[str, str] | None = None,
         stop: Sequence[str] = (),
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -83,13 +108,15 @@ class ChatSampler:
         self.seed = seed
         self.timeout_s = timeout_s
         self.stop = tuple(stop)
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self._headers = dict(headers or {})  # may hold an API key: never logged
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def payload(self, messages: Sequence[Message]) -> dict[str, Any]:
         return chat_body(messages, model=self.model, max_tokens=self.max_tokens,
-                         temperature=self.temperature, seed=self.seed, stop=self.stop)
+                         temperature=self.temperature, seed=self.seed, stop=self.stop,
+                         chat_template_kwargs=self.chat_template_kwargs)
 
     def _http(self) -> httpx.AsyncClient:
         # An AsyncClient belongs to the event loop it was first used in; a sampler reused
@@ -114,14 +141,18 @@ class ChatSampler:
             body = r.json()
             choice = body["choices"][0]
             finish = choice.get("finish_reason")
-            text = (choice.get("message") or {}).get("content") or ""
+            message = choice.get("message") or {}
+            text, inline = final_content(message.get("content") or "")
+            reasoning = message.get("reasoning_content") or inline
+            calls = tuple(message.get("tool_calls") or ())
             usage = body.get("usage") or {}
             tokens = usage.get("completion_tokens")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return ChatAnswer("", None, None, f"malformed response: {clip(r.text)}")
         if finish == "abort":
             return ChatAnswer(text, finish, tokens, "the server aborted the request")
-        return ChatAnswer(text, finish, tokens if isinstance(tokens, int) else None)
+        return ChatAnswer(text, finish, tokens if isinstance(tokens, int) else None,
+                          reasoning=str(reasoning), tool_calls=calls)
 
     async def aclose(self) -> None:
         if self._client is not None:

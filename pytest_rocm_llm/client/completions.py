@@ -34,6 +34,7 @@ import httpx
 from pytest_rocm_llm.client.request_bodies import TOKEN_APIS, token_request
 from pytest_rocm_llm.excerpt import clip
 from pytest_rocm_llm.http import async_client
+from pytest_rocm_llm.serving.speculation import verify_steps
 
 APIS = TOKEN_APIS
 
@@ -69,6 +70,7 @@ class GreedyGeneration:
     prompt_tokens: int | None = None
     text: str = ""
     latency_s: float | None = None
+    spec_conflict: str | None = None  # meta_info's speculation fields disagree (why)
 
     @property
     def ok(self) -> bool:
@@ -116,12 +118,13 @@ def parse_generate(data: Mapping[str, Any]) -> GreedyGeneration:
         lps = tuple(None for _ in ids)
     tops = tuple(_triples(pos) for pos in (meta.get("output_top_logprobs") or ()))
     finish = meta.get("finish_reason")
-    verify = meta.get("spec_verify_ct")
+    completion = int(meta.get("completion_tokens", len(ids)))
+    verify, conflict = verify_steps(meta, completion)  # whichever 0.5.x names are present
     return GreedyGeneration(
         token_ids=ids, logprobs=lps, top_logprobs=tops,
         finish_reason=str(finish.get("type")) if isinstance(finish, dict) else finish,
-        completion_tokens=int(meta.get("completion_tokens", len(ids))),
-        spec_verify_ct=None if verify is None else int(verify),
+        completion_tokens=completion,
+        spec_verify_ct=verify, spec_conflict=conflict,
         prompt_tokens=None if meta.get("prompt_tokens") is None else int(meta["prompt_tokens"]),
         text=data.get("text") or "",
     )

@@ -12,8 +12,14 @@ from typing import Any
 import httpx
 
 from pytest_rocm_llm.client.request_bodies import PATHS, generate_body
+from pytest_rocm_llm.errors import InfrastructureError
+from pytest_rocm_llm.excerpt import clip
 from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.serving.server import LLMServer
+
+
+class CacheNotFlushed(InfrastructureError):
+    """The server did not empty its prefix cache when asked."""
 
 
 @dataclass(frozen=True)
@@ -83,9 +89,15 @@ class LLMClient:
             raw=data,
         )
 
-    def flush_cache(self) -> None:
-        r = self._http.post("/flush_cache")
-        r.raise_for_status()
+    def flush_cache(self, timeout_s: float = 60.0) -> None:
+        """Empty the radix (prefix) cache. sglang 0.5.23 refuses while any request runs or
+        waits (HTTP 400, its reason in the body) unless ``timeout`` lets it wait for idle
+        (scheduler_components/flush_wrapper.py); builds without the parameter ignore it. A
+        refused flush raises: a test that needs a cold cache must not go on with a warm one."""
+        r = self._http.post("/flush_cache", params={"timeout": timeout_s})
+        if r.status_code != 200:
+            raise CacheNotFlushed(f"{self.server.name}: /flush_cache refused (HTTP "
+                                  f"{r.status_code}): {clip(r.text.strip())}")
 
     def _get(self, path: str, old_path: str) -> dict[str, Any]:
         """GET ``path``, or ``old_path`` on builds from before sglang renamed it."""

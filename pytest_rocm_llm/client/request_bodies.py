@@ -59,8 +59,11 @@ def completions_body(prompt_ids: list[int], *, model: str, max_tokens: int,
 
 def chat_body(messages: Sequence[Mapping[str, str]], *, model: str, max_tokens: int,
               temperature: float = 0.0, seed: int | None = None, stop: Sequence[str] = (),
-              stream: bool = False) -> dict[str, Any]:
-    """OpenAI ``/v1/chat/completions``."""
+              stream: bool = False,
+              chat_template_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """OpenAI ``/v1/chat/completions``. ``chat_template_kwargs`` reach the model's chat
+    template (sglang and vLLM both read the field): a reasoning model's thinking mode is
+    set there, and a template that sees none picks its own default."""
     body: dict[str, Any] = {
         "model": model, "messages": [dict(m) for m in messages],
         "max_completion_tokens": max_tokens, "max_tokens": max_tokens,
@@ -70,6 +73,8 @@ def chat_body(messages: Sequence[Mapping[str, str]], *, model: str, max_tokens: 
         body["seed"] = seed
     if stop:
         body["stop"] = list(stop)
+    if chat_template_kwargs:
+        body["chat_template_kwargs"] = dict(chat_template_kwargs)
     return body
 
 

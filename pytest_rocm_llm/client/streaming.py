@@ -24,6 +24,7 @@ from pytest_rocm_llm.client.request_bodies import token_request
 from pytest_rocm_llm.client.sse import StreamFailed, StreamTruncated, sse_events
 from pytest_rocm_llm.excerpt import clip
 from pytest_rocm_llm.performance.records import RequestRecord
+from pytest_rocm_llm.serving.speculation import verify_steps
 
 
 def build_payload(api: str, prompt_ids: list[int], output_tokens: int, model: str,
@@ -134,8 +135,9 @@ def _consume(api: str, event: dict[str, Any], record: RequestRecord) -> int:
         record.completion_tokens = int(meta.get("completion_tokens", record.completion_tokens))
         if meta.get("cached_tokens") is not None:
             record.cached_tokens = int(meta["cached_tokens"])
-        if meta.get("spec_verify_ct") is not None:
-            record.spec_verify_ct = int(meta["spec_verify_ct"])
+        steps, _ = verify_steps(meta, record.completion_tokens)
+        if steps is not None:  # whichever sglang 0.5.x field names are present
+            record.spec_verify_ct = steps
         if meta.get("finish_reason") is not None:
             record.finish_reason = _finish(meta["finish_reason"])
         record.text = event.get("text", record.text)

@@ -19,7 +19,7 @@ KINDS = (*ACCURACY_KINDS, "parity", "long_context")
 
 _METRICS: dict[str, tuple[str, ...]] = {
     "accuracy": ("accuracy", "accuracy_strict", "accuracy_flexible", "invalid_rate",
-                 "failed_requests", "n", "correct", "stderr"),
+                 "cut_in_reasoning_rate", "failed_requests", "n", "correct", "stderr"),
     "parity": ("agree_ratio", "match_ratio", "near_tie_ratio", "real_divergences",
                "real_divergences_first_k", "accept_length", "prompts", "near_ties",
                "failed_requests"),

@@ -11,10 +11,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from pytest_rocm_llm.config.fields import NumberList, check
+from pytest_rocm_llm.config.fields import NumberList, check, one_of
 from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
 
 APIS = ("generate", "completions", "chat")
+PROMPT_SOURCES = ("random", "gsm8k")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,10 @@ class Workload:
     # infrastructure failure with the log tail), however long timeout_s still runs.
     stall_timeout_s: float | None = 120.0
     description: str = ""
+    # What the prompt ids are: "random" (ids drawn from the vocabulary: kernel speed, no
+    # meaning) or "gsm8k" (natural text, GSM8K train problems and solutions, MIT, cut to the
+    # exact length): speculative acceptance on random context is not acceptance on text.
+    prompts: str = "random"
 
     @property
     def expected_tokens(self) -> tuple[int, int]:
@@ -75,6 +80,7 @@ class _WorkloadTable(TomlTable):
     timeout_s: float | None = Field(None, gt=0, le=7 * 86400)
     stall_timeout_s: float | None = Field(120.0, gt=0, le=86400)
     description: str = ""
+    prompts: Annotated[str, one_of(PROMPT_SOURCES, "a prompt source")] = "random"
 
 
 class SingleStreamTable(_WorkloadTable):

@@ -32,7 +32,7 @@ from pytest_rocm_llm.client.tokenizer import load_tokenizer, tokenizer_file
 from pytest_rocm_llm.config.fields import check
 from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
 from pytest_rocm_llm.correctness.result import EvalResult
-from pytest_rocm_llm.serving.speculation import SpecCounters, from_generations
+from pytest_rocm_llm.serving.speculation import SpecCounters, disagreement, from_generations
 
 # A side's own chosen token may sit this far below another token of its own top-k and still
 # count as its greedy choice: the chosen logprob and the top-k are gathered by different
@@ -246,6 +246,16 @@ def judge_parity(config: ParityConfig, prompts: Sequence[tuple[str, Sequence[int
     per_request = from_generations(specs)
     measured = per_request if per_request is not None else counted
     al = None if measured is None else measured.accept_length
+    sources: dict[str, float] = {
+        name: length for name, c in (("meta_info", per_request), ("/metrics counters", counted))
+        if c is not None and (length := c.accept_length) is not None}
+    conflicts = [g.spec_conflict for g in specs if g.ok and g.spec_conflict]
+    if conflicts:
+        problems.append(f"{len(conflicts)} speculative answer(s) whose meta_info fields "
+                        f"disagree, e.g. {conflicts[0]}: accept length not judged")
+    clash = disagreement(sources, "accept length (tok/step) by source")
+    if clash:
+        problems.append(f"{clash}: accept length not judged")
     if al is None or al <= 1.0:
         source = ("" if al is None else " tok/step over the parity requests (" + (
             "per-request spec_verify_ct" if per_request is not None
@@ -274,6 +284,9 @@ def judge_parity(config: ParityConfig, prompts: Sequence[tuple[str, Sequence[int
                 "spec_tokens": len(s.token_ids), "spec_accept_length": s.accept_length}
                for c, r, s in judged]
     details = [describe(c, decode) for c in comps if c.outcome == "divergence"]
+    if len(sources) > 1:  # the cross-check, in numbers
+        details.append("accept length by source: " + ", ".join(
+            f"{k} {v:.3f} tok/step" for k, v in sources.items()))
     if count["near_tie"] > allowed:
         details.append(f"near ties on {count['near_tie']} of {n} prompts exceed "
                        f"max_near_tie_ratio {config.max_near_tie_ratio}: only {allowed} "

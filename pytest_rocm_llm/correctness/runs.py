@@ -107,7 +107,8 @@ class EvalRuns:
         self.progress(f"[rocm-llm] {config.name}: {len(items)} {config.kind} items on "
                       f"{server.profile}, concurrency {config.concurrency}")
         sampler = ChatSampler(server.base_url, server.served_model_name, config.max_tokens,
-                              config.temperature, config.seed, config.request_timeout_s)
+                              config.temperature, config.seed, config.request_timeout_s,
+                              chat_template_kwargs=dict(config.chat_template_kwargs))
         result = run_accuracy_sync(items, sampler, config.concurrency, self.progress,
                                    config.name, config.kind, config.scoring)
         server.check_alive()  # a score from a server that died is not a verdict

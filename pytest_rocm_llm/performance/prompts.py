@@ -24,10 +24,12 @@ from pytest_rocm_llm.client.tokenizer import (  # noqa: F401 (TokenizerUnavailab
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The ids a prompt may use."""
+    """The ids a prompt may use; ``passages``: natural text a workload's prompts are cut
+    from instead (set by the runner for a workload with a text prompt source)."""
 
     ids: np.ndarray
     path: Path
+    passages: tuple[str, ...] = ()
 
     def sample(self, n: int, rng: np.random.Generator) -> list[int]:
         return rng.choice(self.ids, size=n, replace=True).tolist()
@@ -60,6 +62,42 @@ def shared_prefix_prompts(vocab: Vocabulary, count: int, input_tokens: int,
     for _ in range(count):
         prompts.append(prefix + vocab.sample(input_tokens - shared, rng))
     return prompts
+
+
+def text_prompts(vocab: Vocabulary, count: int, input_tokens: int, cache_hit: float,
+                 seed: int) -> list[list[int]]:
+    """``count`` prompts of exactly ``input_tokens`` ids of natural text: seeded passages,
+    each encoded with the model's tokenizer, joined until long enough and cut at the length.
+    A ``cache_hit`` share of each is one common text prefix, as in shared_prefix_prompts."""
+    if not vocab.passages:
+        raise ValueError("no passages to cut natural-text prompts from")
+    if not 0.0 <= cache_hit < 1.0:
+        raise ValueError(f"cache_hit must be in [0, 1), got {cache_hit}")
+    tok = load_tokenizer(vocab.path)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(vocab.passages))
+    cursor = 0
+
+    def take(n: int) -> list[int]:
+        nonlocal cursor
+        ids: list[int] = []
+        while len(ids) < n:
+            ids += tok.encode(vocab.passages[order[cursor % len(order)]] + "\n\n",
+                              add_special_tokens=False).ids
+            cursor += 1
+        return ids[:n]
+
+    shared = round(input_tokens * cache_hit)
+    prefix = take(shared)
+    return [prefix + take(input_tokens - shared) for _ in range(count)]
+
+
+def workload_prompts(vocab: Vocabulary, source: str, count: int, input_tokens: int,
+                     cache_hit: float, seed: int) -> list[list[int]]:
+    """A workload's prompts from its ``prompts`` source (random ids or natural text)."""
+    if source == "random":
+        return shared_prefix_prompts(vocab, count, input_tokens, cache_hit, seed)
+    return text_prompts(vocab, count, input_tokens, cache_hit, seed)
 
 
 def poisson_schedule(count: int, rate: float, seed: int) -> list[float]:

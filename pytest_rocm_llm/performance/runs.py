@@ -6,9 +6,10 @@ infrastructure failure with the log tail) instead of returning numbers from a de
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,9 @@ class WorkloadRuns:
     out_dir: Path
     progress: Callable[[str], None] | None = None
     phases: PhaseLog = field(default_factory=PhaseLog)
+    # A text prompt source's passages (the plugin reads the dataset: performance does not
+    # import the evaluations); None: only random-id workloads can run.
+    corpus: Callable[[str], Sequence[str]] | None = None
     _once: RunOnce[tuple[str, str], WorkloadResult] = field(default_factory=RunOnce)
 
     def __post_init__(self) -> None:
@@ -77,6 +81,10 @@ class WorkloadRuns:
         shared run of ``get``, and each side of a paired trial."""
         suite = label
         vocab = load_vocabulary(server.model_path)
+        if w.prompts != "random":
+            if self.corpus is None:
+                raise ValueError(f"workload {w.name}: no corpus for prompts = {w.prompts!r}")
+            vocab = dataclasses.replace(vocab, passages=tuple(self.corpus(w.prompts)))
         n, tokens = w.expected_tokens
         self.progress(f"[rocm-llm] {suite}/{w.name}: {w.kind} on {server.profile}, "
                       f"{w.input_tokens} in / {w.output_tokens} out, ~{n} requests "

@@ -27,7 +27,7 @@ from pytest_rocm_llm.client.streaming import TokenClock, build_payload, stream_r
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.http import async_client
 from pytest_rocm_llm.performance.metrics import serving_metrics
-from pytest_rocm_llm.performance.prompts import Vocabulary, poisson_schedule, shared_prefix_prompts
+from pytest_rocm_llm.performance.prompts import Vocabulary, poisson_schedule, workload_prompts
 from pytest_rocm_llm.performance.records import RequestRecord
 from pytest_rocm_llm.verdicts.checks import judge_step
 
@@ -91,8 +91,8 @@ async def _one(client: httpx.AsyncClient, w: Workload, model: str, prompt: list[
 async def run_single_stream(base_url: str, model: str, vocab: Vocabulary, w: Workload,
                             progress: Progress, headers: Mapping[str, str] | None = None
                             ) -> WorkloadResult:
-    prompts = shared_prefix_prompts(vocab, w.warmup + w.requests, w.input_tokens, 0.0,
-                                    prompt_seed(w))
+    prompts = workload_prompts(vocab, w.prompts, w.warmup + w.requests, w.input_tokens, 0.0,
+                               prompt_seed(w))
     records: list[RequestRecord] = []
     async with _client(base_url, w, 1, headers) as client:
         t0 = time.perf_counter()
@@ -119,8 +119,8 @@ async def run_fixed_rate(base_url: str, model: str, vocab: Vocabulary, w: Worklo
                          rate: float | None = None) -> WorkloadResult:
     rate = rate or w.request_rate
     assert rate is not None
-    prompts = shared_prefix_prompts(vocab, w.warmup + w.requests, w.input_tokens,
-                                    w.cache_hit, prompt_seed(w))
+    prompts = workload_prompts(vocab, w.prompts, w.warmup + w.requests, w.input_tokens,
+                               w.cache_hit, prompt_seed(w))
     schedule = poisson_schedule(w.requests, rate, w.seed)
     async with _client(base_url, w, w.requests, headers) as client:
         # Warm-up requests go first and serially: they also seed the shared prefix, so the

@@ -131,12 +131,23 @@ def llm_client(llm_server: LLMServer) -> Iterator[object]:
 
 @pytest.fixture(scope="session")
 def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
+             llm_settings: settings_mod.Settings,
              tmp_path_factory: pytest.TempPathFactory) -> WorkloadRuns:
     """Each declared workload's result, run once per session and shared by its checks."""
+    import functools
+
     from pytest_rocm_llm.performance.runs import WorkloadRuns
 
+    @functools.cache
+    def corpus(source: str) -> tuple[str, ...]:
+        from pytest_rocm_llm.correctness.accuracy import gsm8k
+
+        assert source == "gsm8k", source  # config/workload.py PROMPT_SOURCES
+        return tuple(gsm8k.passages(llm_settings.data_dir))
+
     runs = WorkloadRuns(llm_target, tmp_path_factory.getbasetemp() / "llm-workloads",
-                        None, pytestconfig.stash[COLLECTOR_KEY].phases)  # progress: logged
+                        None, pytestconfig.stash[COLLECTOR_KEY].phases,  # progress: logged
+                        corpus=corpus)
     pytestconfig.stash[RUNS_KEY] = runs
     return runs
 

@@ -9,6 +9,7 @@ the test with a message that leads with what broke.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -82,7 +83,8 @@ def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
         profile_argv=profile_argv(ctx.suite, ctx.target, server.profile),
         model=ctx.suite.model_for(ctx.target).id, launch_argv=server.argv,
         suite_dir=ctx.suite.directory, container_image=ctx.settings.container_image,
-        local=server.process is not None, log_path=server.log_path)
+        local=server.process is not None, log_path=server.log_path,
+        env={**os.environ, **server.env})
 
 
 def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:

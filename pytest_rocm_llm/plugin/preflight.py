@@ -4,8 +4,10 @@ No pytest in here. A broken baseline file is a ``ConfigError`` (through the same
 ``BaselineCache`` the checks read later, so there is one validation path and the file is
 read once); evaluation data and tools the user pointed at are read and hashed, so a missing
 or altered file is known in seconds instead of after the first workload on a GPU node; the
-CPU reference's engine environments still to build must fit on the cache's disk.
-Nothing is fetched: GSM8K without ``--llm-data-dir`` comes from the Hub when its eval runs.
+CPU reference's engine environments still to build must fit on the cache's disk; a tuned
+kernel table named by path (AITER_CONFIG_FMOE) must exist where the engine runs.
+GSM8K without ``--llm-data-dir`` is located in the Hugging Face cache (fetched into it when
+absent and the Hub is reachable) and checked by sha256 before any launch.
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ def check_eval_inputs(config: Any, settings: Settings) -> None:
         from pytest_rocm_llm.correctness.accuracy import tau2
 
         tau2.find_command(config)
-    elif config.kind == "gpqa" or (config.kind == "gsm8k" and settings.data_dir is not None):
+    elif config.kind in ("gpqa", "gsm8k"):
+        # GSM8K without a data directory is located now too: in the Hugging Face cache (a
+        # pinned commit's cached file is used with no network), else fetched; an air-gapped
+        # node without it learns so here, not hours later when the eval's turn comes.
         from pytest_rocm_llm.correctness.accuracy.config import build_items
 
         build_items(config, settings.data_dir, settings.gpqa_csv, settings.gpqa_sha256)
@@ -58,12 +63,19 @@ def unjudgeable(checks: Iterable[tuple[Suite, Check]], target: Target,
         if models[suite.name] is not None:
             out.append(f"{suite.name}/{check.name}: {models[suite.name]}")
             continue
-        if check.eval is None:
+        names = [check.workload, check.relative_to] if check.eval is None else []
+        sources = {suite.workload_for(n, target).prompts for n in names if n}
+        if check.eval is None and sources <= {"random"}:
             continue
-        key = (suite.name, check.eval)
+        key = (suite.name, check.eval or "prompts:gsm8k")
         if key not in problems:
             try:
-                check_eval_inputs(suite.eval_for(check.eval, target), settings)
+                if check.eval is None:  # natural-text prompts: the GSM8K train set
+                    from pytest_rocm_llm.correctness.accuracy import gsm8k
+
+                    gsm8k.passages(settings.data_dir)
+                else:
+                    check_eval_inputs(suite.eval_for(check.eval, target), settings)
                 problems[key] = None
             except Unavailable as exc:
                 problems[key] = str(exc)
@@ -103,6 +115,28 @@ def check_reference_space(suites: Iterable[Suite], target: Target,
         raise ConfigError(problem)
 
 
+def check_tuned_tables(suites: Iterable[Suite], target: Target, settings: Settings) -> None:
+    """Raises ConfigError when a kernel table a launched server would inherit by path
+    (AITER_CONFIG_FMOE) names no readable file where the engine runs."""
+    if not target.is_gpu or settings.endpoint is not None:
+        return  # the CPU reference has no aiter; an attached server was launched elsewhere
+    import os
+
+    from pytest_rocm_llm.serving.launch import server_env
+    from pytest_rocm_llm.serving.tuned_tables import table_problem
+
+    prefix = settings.engine_prefix or ()
+    where = f" in the engine's environment (`{' '.join(prefix)}`)" if prefix else ""
+    for suite in suites:
+        if target.name not in suite.targets:
+            continue
+        for profile in suite.profiles:
+            env = {**os.environ, **server_env(suite, target, profile)}
+            problem = table_problem(env, prefix, where)
+            if problem is not None:
+                raise ConfigError(f"suite {suite.name}, profile {profile}: {problem}")
+
+
 def preflight(suites: Iterable[Suite], checks: Iterable[tuple[Suite, Check]], target: Target,
               settings: Settings, baselines: BaselineCache) -> list[str]:
     """Everything a run can check before its first launch. ConfigError on a broken baseline,
@@ -111,6 +145,7 @@ def preflight(suites: Iterable[Suite], checks: Iterable[tuple[Suite, Check]], ta
     suites = list(suites)
     load_baselines(suites, target, baselines)
     check_reference_space(suites, target, settings)
+    check_tuned_tables(suites, target, settings)
     problems = unjudgeable(checks, target, settings)
     if problems and target.is_gpu and not settings.allow_unjudged:
         raise ConfigError(

@@ -12,6 +12,7 @@ pool does before a launch.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -25,12 +26,13 @@ from pytest_rocm_llm.config.suite import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values
+from pytest_rocm_llm.report.plan_checks import check_lines
+from pytest_rocm_llm.report.plan_checks import num as _num
 from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
 from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, get_engine
 from pytest_rocm_llm.serving.launch import check_argvs, local_model_path
 from pytest_rocm_llm.serving.pool import ServerPool, SuiteUnavailable
-from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineFile, proportion_metrics
-from pytest_rocm_llm.verdicts.power import describe_gate
+from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineFile
 
 PORT = "<port>"
 ENGINE = "<engine-python>"
@@ -117,10 +119,6 @@ def _engine_line(suite: Suite, target: Target, settings: Settings) -> str:
 
 def _quote(word: str) -> str:
     return word if re.fullmatch(r"[A-Za-z0-9_@%+=:,./<>-]+", word) else repr(word)
-
-
-def _num(x: float) -> str:
-    return f"{x:g}"
 
 
 def _verdict(name: str, engine: str, results: Mapping[str, FlagCheck] | None,
@@ -235,6 +233,8 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
         shape = [f"{wl.input_tokens} in / {wl.output_tokens} out",
                  f"{wl.requests} requests" + (" per rate" if wl.kind == "rate_sweep" else ""),
                  f"{wl.warmup} warm-up", f"seed {wl.seed}"]
+        shape.append("natural-text prompts (gsm8k train)" if wl.prompts == "gsm8k"
+                     else "random-id prompts")
         if wl.cache_hit:
             shape.append(f"cache hit {wl.cache_hit:.0%}")
         if wl.request_rate is not None:
@@ -259,43 +259,15 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
                                                    "hypothesis_examples", "lengths", "samples",
                                                    "max_tokens", "concurrency", "domain")
                      if getattr(e, k, None) not in (None, ())}
+            if getattr(e, "chat_template_kwargs", ()):
+                sizes["chat_template_kwargs"] = json.dumps(dict(e.chat_template_kwargs))
             on = (f"{e.profile} vs {e.reference_profile}" if e.kind == "parity"
                   else e.profile or suite.default_profile)
             w(f"  {name}: {e.kind} on profile {on}; "
               + ", ".join(f"{k} {v}" for k, v in sizes.items()))
         w("")
-    w("checks:")
-    checks = suite.checks_for(target)
-    if not checks:
-        w("  (none)")
     stored = _stored_baselines(baselines or BaselineCache(settings.baselines_dir), target, suite)
-    for check in checks:
-        unit = f" {check.unit}" if check.unit else ""
-        bounds = []
-        if check.min is not None:
-            bounds.append(f">= {_num(check.min)}{unit}")
-        if check.max is not None:
-            bounds.append(f"<= {_num(check.max)}{unit}")
-        if check.reference_score is not None:
-            bounds.append(f">= floor around {_num(check.reference_score)} at alpha "
-                          f"{_num(check.alpha)} over the items scored, counting the published "
-                          "score's sampling error when its n is stored")
-        reads = (f"workload {check.workload}" if check.workload
-                 else f"evaluation {check.eval} ({suite.eval_for(check.eval, target).kind})")
-        if check.relative_to:
-            reads += f" relative to workload {check.relative_to}"
-        w(f"  {check.name}: {check.metric} {' and '.join(bounds)} on {reads}")
-        w(f"    source: {check.source}")
-        entry = stored.entries.get(check.name) if stored else None
-        runs = suite.workload_for(check.workload, target).trials if check.workload else 1
-        items = (getattr(suite.eval_for(check.eval, target), "limit", None) if check.eval
-                 else None)
-        if check.workload and check.metric in proportion_metrics():
-            # a share of the workload's requests: its binomial power is over that many
-            items = suite.workload_for(check.workload, target).requests
-        w("    baseline gate: " + describe_gate(check.gate, entry.measurement if entry else None,
-                                               runs, items, check.unit))
-
+    out.extend(check_lines(suite, target, stored))
     w("")
     if flag_error is not None:
         attention.append(f"flags not checked: {flag_error.splitlines()[0]}")

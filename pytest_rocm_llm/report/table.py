@@ -30,7 +30,7 @@ def _num(v: float | None, unit: str = "") -> str:
 
 
 def row(v: Verdict) -> tuple[str, ...]:
-    base = "-"
+    base = "none until measured (reported)" if v.gate == "none until measured" else "-"
     if v.baseline is not None:
         base = _num(v.baseline, v.unit) + (" (published)" if v.baseline_kind == "published"
                                            else "")

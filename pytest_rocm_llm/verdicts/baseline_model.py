@@ -59,6 +59,9 @@ class Provenance(_Strict):
     host: str | None = None
     suite_commit: str | None = None
     kernel_paths: KernelPaths | None = None
+    # variable -> {path: sha256, or null when the file was missing}: the tuned kernel tables
+    # the server inherited by path (serving/tuned_tables.py)
+    tuned_tables: dict[str, dict[str, str | None]] | None = None
 
 
 class Entry(_Strict):
@@ -105,12 +108,33 @@ class ReferenceRow(_Strict):
     date: str | None = None
 
 
+class Pending(_Strict):
+    """A gated check with no value to compare with yet, on purpose: reported, not gated,
+    until a measured run is recorded (--llm-update-baselines), so an unchanged build's
+    first run is not red by construction. ``reason`` says why no figure exists."""
+
+    reason: str = Field(min_length=1)
+    date: str | None = None
+
+
 class BaselineDocument(_Strict):
     schema_version: Literal[1]
     suite: str = Field(min_length=1)
     target: str = Field(min_length=1)
     metrics: dict[str, Entry]  # keyed by the check's name
+    # Checks stored as "none until measured" (optional, so schema 1 files load unchanged).
+    pending: dict[str, Pending] = Field(default_factory=dict)
     reference_rows: list[ReferenceRow] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _pending_or_measured(self) -> BaselineDocument:
+        both = sorted(set(self.pending) & set(self.metrics))
+        if both:
+            raise PydanticCustomError(
+                "pending_and_measured", "{checks} stored both as a value (metrics) and as "
+                "none until measured (pending): delete the pending entry",
+                {"checks": ", ".join(both)})
+        return self
 
 
 def json_schema() -> dict[str, Any]:

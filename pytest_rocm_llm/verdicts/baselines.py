@@ -74,6 +74,8 @@ class BaselineFile:
     suite: str
     target: str
     entries: Mapping[str, BaselineEntry] = field(default_factory=dict)
+    # check -> why it has no value yet ("none until measured": reported, not gated)
+    pending: Mapping[str, str] = field(default_factory=dict)
     reference_rows: tuple[Mapping[str, Any], ...] = ()
 
 
@@ -106,6 +108,7 @@ def load(path: Path) -> BaselineFile | None:
     return BaselineFile(
         path=path, suite=data["suite"], target=data["target"],
         entries={k: BaselineEntry(k, v) for k, v in data["metrics"].items()},
+        pending={k: v["reason"] for k, v in data.get("pending", {}).items()},
         reference_rows=tuple(data.get("reference_rows", ())),
     )
 
@@ -162,9 +165,12 @@ def apply_updates(path: Path, suite: str, target: str,
         old = data["metrics"].get(check)
         new = dict(entry)
         data["metrics"][check] = new
+        data.get("pending", {}).pop(check, None)  # measured now: no longer pending
         changes.append(Change(path, check, old["value"] if old else None, new["value"],
                               new.get("unit", ""),
                               old["provenance"]["kind"] if old else None))
+    if "pending" in data and not data["pending"]:
+        del data["pending"]
     validate(path, data)  # never write what could not be read back
     write_atomic(path, data)
     return changes

@@ -70,6 +70,9 @@ class Check:
     max: float | None
     source: str
     description: str = ""
+    # How the value is obtained, as the floor's source obtained it (dataset, prompts,
+    # sampling, thinking mode, budget, scoring); "not published" where it is not known.
+    method: str = ""
     # The baseline gate: floor/ceiling by direction unless set; "none" gates on floors only.
     baseline: str = ""
     baseline_alpha: float = 0.01
@@ -120,6 +123,7 @@ class CheckTable(TomlTable):
     max: float | None = None
     source: str = ""
     description: str = ""
+    method: str = ""
     baseline: Annotated[str, check(lambda b: b == "" or b in BASELINE_GATES, lambda b: (
         f"{b!r} is not a gate ({', '.join(BASELINE_GATES)})"))] = ""
     baseline_alpha: float = Field(0.01, gt=0, le=0.5)

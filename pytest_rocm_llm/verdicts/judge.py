@@ -79,7 +79,8 @@ def conclude(spec: CheckSpec, m: Measurement | None, problems: Sequence[str], ba
     path, bfile = baselines.get(base.target, base.suite)
     entry = bfile.entries.get(spec.name) if bfile else None
     rows = bfile.reference_rows if bfile else ()
-    d = decide(spec, m, base, entry, mode, provenance, str(path), rows, notes)
+    pending = bfile.pending.get(spec.name) if bfile else None
+    d = decide(spec, m, base, entry, mode, provenance, str(path), rows, notes, pending)
     if d.failure is None:
         return Outcome(d, None)
     exc_type = _RAISE[d.cause or "floor"]
@@ -262,6 +263,19 @@ def judge_eval(check: Check, result: EvalResult, suite: Suite, target: Target,
         m = eval_measurement(check, result)
     _, bfile = baselines.get(target.name, suite.name)
     spec, notes = eval_spec(check, m, bfile.entries.get(check.name) if bfile else None)
+    from pytest_rocm_llm.correctness.accuracy.config import paired_only_reason
+
+    config = suite.eval_for(check.eval or "", target)
+    paired_only = paired_only_reason(config)
+    if getattr(config, "user_base_url", None):
+        # the declared simulator is part of what the score means: named beside it
+        notes = (*notes, f"user simulator: {config.user_model or '?'} at "
+                         f"{config.user_base_url}, temperature {config.temperature:g}")
+    if paired_only is not None:
+        # reported, not gated: neither the published floor nor a stored baseline applies
+        spec = CheckSpec(check.name, check.metric, check.unit, None, None,
+                         f"{check.source}; paired-only", None, higher_is_better=True)
+        notes = (*notes, f"paired-only: {paired_only}")
     outcome = conclude(spec, m, problems, base, baselines, mode, provenance, result.kind,
                        notes)
     if outcome.error is not None and result.details and outcome.decision.cause != "baseline":

@@ -137,12 +137,15 @@ def items_needed(p: float, drop: float, alpha: float, power: float = DEFAULT_POW
 
 def describe_gate(gate: Gate | None, baseline: Measurement | None, runs: int = 1,
                   n: int | None = None, unit: str = "",
-                  target_pct: float = 5.0) -> str:
+                  target_pct: float = 5.0, pending: str | None = None) -> str:
     """One line for ``--llm-plan`` and the report: what the baseline gate of a check will
     detect at its configured size (``runs`` trials, or ``n`` items), or why it reports
     only; where a ``target_pct`` regression is out of reach, the trials that reach it."""
     if gate is None:
         return "no baseline gate (the floor decides)"
+    if baseline is None and pending is not None:
+        return (f"none until measured ({pending}): reported, not gated; "
+                "--llm-update-baselines records a measured run")
     if baseline is None:
         return ("no baseline stored yet: the first run records one"
                 + ("" if runs >= 2 or n else "; with trials = 1 it will be reported, not "

@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_rocm_llm.redact import redact_argv
 from pytest_rocm_llm.serving.kernel_paths import kernel_paths
+from pytest_rocm_llm.serving.tuned_tables import TABLE_VARS, tuned_tables
 from pytest_rocm_llm.verdicts.verdict import flags_digest
 
 _PROBE = r"""
@@ -95,6 +96,19 @@ def server_kernel_paths(log_path: Path | None) -> dict[str, Any] | None:
     return {k: list(v) if isinstance(v, list) else v for k, v in _KERNEL_PATHS[log_path].items()}
 
 
+# One probe per server launch (its argv names its port): every verdict of a server records
+# the tables it started with, without a container exec per check.
+_TABLES: dict[tuple[str, ...], dict[str, dict[str, str | None]]] = {}
+
+
+def server_tables(launch_argv: Sequence[str], env: Mapping[str, str]
+                  ) -> dict[str, dict[str, str | None]]:
+    key = (*launch_argv, *(env.get(name, "") for name in TABLE_VARS))
+    if key not in _TABLES:
+        _TABLES[key] = tuned_tables(env, engine_prefix(launch_argv))
+    return _TABLES[key]
+
+
 def engine_prefix(argv: Sequence[str]) -> tuple[str, ...]:
     """The interpreter / command prefix of a launch command line (what precedes ``-m``)."""
     argv = list(argv)
@@ -103,11 +117,14 @@ def engine_prefix(argv: Sequence[str]) -> tuple[str, ...]:
 
 def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], model: str,
             launch_argv: Sequence[str], suite_dir: Path, container_image: str | None,
-            local: bool, log_path: Path | None = None) -> dict[str, Any]:
+            local: bool, log_path: Path | None = None,
+            env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A measured entry's provenance. ``local``: the server was launched here (not attached),
     so its environment can be probed; ``log_path``: the server's log, read for the kernel
-    paths it ran."""
+    paths it ran; ``env``: the server's whole environment, whose tuned kernel tables
+    (AITER_CONFIG_FMOE) are recorded by path and sha256."""
     stack = stack_versions(engine_prefix(launch_argv)) if local else {}
+    tables = server_tables(launch_argv, env) if local and env else {}
     return {
         "kind": "measured",
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
@@ -125,4 +142,5 @@ def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], mo
         "host": socket.gethostname(),
         "suite_commit": suite_commit(suite_dir),
         "kernel_paths": server_kernel_paths(log_path),
+        **({"tuned_tables": tables} if tables else {}),
     }

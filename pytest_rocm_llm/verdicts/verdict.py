@@ -163,8 +163,10 @@ class Decision:
 def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry | None,
            mode: Mode, provenance: Mapping[str, Any], baseline_file: str,
            reference_rows: Sequence[Mapping[str, Any]] = (),
-           notes: Sequence[str] = ()) -> Decision:
-    """Floor first, then the baseline gate (or the update flow)."""
+           notes: Sequence[str] = (), pending: str | None = None) -> Decision:
+    """Floor first, then the baseline gate (or the update flow). ``pending``: the stored
+    reason a gated check has no value yet ("none until measured"); a check run then reports
+    its value beside the floor, not gated, and records nothing unless asked to."""
     miss = floor_miss(spec, m.value)
     common = dict(measured=m.value, n=m.n, spread=m.spread, spread_kind=m.spread_kind,
                   runs=m.runs, floor=floor_text(spec),
@@ -178,7 +180,7 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
     write = None
     gate_result: GateResult | None = None
     if spec.gate is not None:
-        if mode != "check" or entry is None:
+        if mode != "check" or (entry is None and pending is None):
             write = baseline_entry(spec, m, base.profile, provenance)
         if entry is not None:
             # The suite's gate is the reviewed policy; the entry records the one in force
@@ -199,6 +201,11 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
     if miss is not None:
         return out("fail", miss, "floor")
     if spec.gate is None:
+        return out("pass", None)
+    if entry is None and pending is not None and mode == "check":
+        common.update(gated=False, gate="none until measured")
+        common["notes"] = (*notes, f"baseline: none until measured ({pending}); reported, "
+                           "not gated; --llm-update-baselines records a measured run")
         return out("pass", None)
     if entry is None:
         if mode == "regen":

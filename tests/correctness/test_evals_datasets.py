@@ -252,3 +252,43 @@ def test_arithmetic_is_seeded_and_its_answers_are_right() -> None:
         assert s.strict == s.flexible == item.gold == str(p.answer)
     one_step = arithmetic.generate(30, seed=1, max_steps=1)
     assert all(p.solution.count("\n") == 1 for p in one_step)
+
+
+
+def test_gsm8k_from_the_hub_is_located_before_any_launch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No data directory: preflight looks the pinned Hub file up in the local cache, then
+    once at the Hub (here on a closed local port), and says before launch what the eval
+    would otherwise find only when its turn came, with the fix."""
+    from types import SimpleNamespace
+
+    from huggingface_hub import constants
+
+    from pytest_rocm_llm.config.suite import parse_suite
+    from pytest_rocm_llm.config.targets import TARGETS
+    from pytest_rocm_llm.plugin.preflight import unjudgeable
+
+    cache = tmp_path / "hub"
+    cache.mkdir()
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    # not declared offline (an air-gapped node often is not), and no route to the Hub: one
+    # quick look says so, instead of huggingface_hub's ~30 s of retries
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    suite = parse_suite(tmp_path / "suite.toml", {
+        "suite": {"name": "s", "targets": ["cpu"]},
+        "model": {"id": "org/m", "reference": "smollm2-135m-instruct"},
+        "profiles": {"default": {}},
+        "evals": {"gsm8k": {"kind": "gsm8k", "limit": 2, "shots": 0}},
+        "checks": {"acc": {"eval": "gsm8k", "metric": "accuracy", "min": 0.1,
+                           "source": "test"}}})
+    settings = SimpleNamespace(data_dir=None, gpqa_csv=None, gpqa_sha256=None, endpoint=None,
+                               engine_prefix=None, model_path=None)
+    checks = [(suite, c) for c in suite.checks_for(TARGETS["cpu"])]
+    lines = unjudgeable(checks, TARGETS["cpu"], settings)  # type: ignore[arg-type]
+    assert len(lines) == 1 and lines[0].startswith("s/acc: GSM8K test set: ")
+    assert "is not in the Hugging Face cache" in lines[0] and str(cache) in lines[0]
+    assert "hf download openai/gsm8k" in lines[0] and "--llm-data-dir" in lines[0]
+    assert "http://127.0.0.1:9 unreachable" in lines[0]
+    # (a cached copy of the release is read with no network: test_real_gsm8k_from_the_hub_
+    # cache_is_the_release, through the same gsm8k.build preflight calls)

@@ -98,4 +98,4 @@ def test_no_question_text_leaves_the_eval(tmp_path: Path) -> None:
     assert result.metrics["correct"] == 5  # items 0, 2, 6, 8, 10 (4 failed)
     assert set(result.records[0]) <= {"id", "gold", "extracted", "correct", "strict",
                                       "flexible", "finish_reason", "completion_tokens",
-                                      "error"}
+                                      "reasoning_chars", "error"}

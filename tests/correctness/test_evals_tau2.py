@@ -55,6 +55,21 @@ def test_command_line_follows_the_tau2_cli(tmp_path: Path) -> None:
     assert "api_key" not in " ".join(argv)
 
 
+def test_the_agent_gets_the_template_kwargs_and_a_declared_user_does_not(tmp_path: Path):
+    cfg = config("chat_template_kwargs = { enable_thinking = true }")
+    user = Endpoint("http://10.0.0.2:8000/", "gpt-4.1")
+
+    def args(argv: list[str]) -> tuple[dict, dict]:
+        opts = dict(zip(argv[2::2], argv[3::2], strict=True))
+        return json.loads(opts["--agent-llm-args"]), json.loads(opts["--user-llm-args"])
+
+    agent, simulator = args(tau2_argv(cfg, ["tau2"], AGENT, user, tmp_path / "run"))
+    assert agent["extra_body"] == {"chat_template_kwargs": {"enable_thinking": True}}
+    assert "extra_body" not in simulator
+    agent, simulator = args(tau2_argv(config(), ["tau2"], AGENT, user, tmp_path / "run"))
+    assert "extra_body" not in agent
+
+
 def sim(task: str, trial: int, reward: float | None, reason: str = "agent_stop") -> dict:
     return {"id": f"{task}-{trial}", "task_id": task, "trial": trial,
             "termination_reason": reason, "messages": [],

@@ -218,7 +218,10 @@ def run_eval(tmp_path: Path, model_dir: Path, ref: Toy, spec: Toy, engine: str =
 def test_healthy_speculation_passes_with_the_runs_own_accept_length(
         tmp_path: Path, reference_model_dir: Path) -> None:
     r = run_eval(tmp_path, reference_model_dir, Toy(), Toy(accept=2.0))
-    assert r.problems == () and r.details == ()
+    # both sources sglang offers, over the parity requests alone (the counters' lifetime is
+    # 3.1), agree
+    assert r.problems == () and r.details == (
+        "accept length by source: meta_info 2.000 tok/step, /metrics counters 2.000 tok/step",)
     assert r.metrics["match_ratio"] == 1.0 and r.metrics["agree_ratio"] == 1.0
     # the parity requests' own value, not the server's lifetime 3.1
     assert r.metrics["accept_length"] == pytest.approx(2.0)
@@ -231,6 +234,14 @@ def test_per_request_accept_length_1_beats_a_server_lifetime_3_1(
     speculate, so parity proves nothing."""
     r = run_eval(tmp_path, reference_model_dir, Toy(), Toy(accept=1.0, lifetime=3.1))
     assert any("did not speculate: accept length 1.000" in p for p in r.problems), r.problems
+
+
+def test_accept_length_sources_that_disagree_are_not_judged(
+        tmp_path: Path, reference_model_dir: Path) -> None:
+    r = run_eval(tmp_path, reference_model_dir, Toy(), Toy(accept=2.0, counter_accept=3.0))
+    assert any("accept length (tok/step) by source disagree beyond 2%: meta_info 2, "
+               "/metrics counters 3: accept length not judged" in p for p in r.problems), \
+        r.problems
 
 
 @pytest.mark.parametrize("accepted_per_step, expected", [(0.0, 1.0), (1.0, 2.0)])

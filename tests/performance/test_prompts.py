@@ -53,3 +53,28 @@ def test_real_tokenizer_ids_are_ordinary_tokens(reference_vocab, n, seed) -> Non
     assert len(ids) == n
     special = {0, 1, 2}  # SmolLM2's <|endoftext|>, <|im_start|>, <|im_end|>
     assert not special & set(ids)
+
+
+PASSAGES = tuple(f"Question: Tom has {i} apples and buys {i + 3} more. How many now?\n"
+                 f"Answer: {i} + {i + 3} = {2 * i + 3}.\n#### {2 * i + 3}" for i in range(40))
+
+
+def test_natural_text_prompts_are_token_exact_text(reference_vocab) -> None:
+    """A spec-decode workload's prompts as natural text (issue 25 item 5): each exactly its
+    length in the model's own tokens, a shared text prefix, seeded, and text when decoded."""
+    from dataclasses import replace
+
+    from pytest_rocm_llm.performance.prompts import load_tokenizer, workload_prompts
+
+    vocab = replace(reference_vocab, passages=PASSAGES)
+    prompts = workload_prompts(vocab, "gsm8k", 3, 700, 0.5, seed=52)
+    assert [len(p) for p in prompts] == [700] * 3
+    assert all(p[:350] == prompts[0][:350] for p in prompts) and prompts[1] != prompts[2]
+    assert prompts == workload_prompts(vocab, "gsm8k", 3, 700, 0.5, seed=52)
+    text = load_tokenizer(vocab.path).decode(prompts[1])
+    assert text.count("Question: Tom has") >= 5 and "How many now?" in text
+    # the random source is what it was: ids, not text
+    random_ids = workload_prompts(vocab, "random", 3, 700, 0.5, seed=52)
+    assert random_ids == shared_prefix_prompts(vocab, 3, 700, 0.5, 52)
+    with pytest.raises(ValueError, match="no passages"):
+        workload_prompts(reference_vocab, "gsm8k", 1, 10, 0.0, seed=0)

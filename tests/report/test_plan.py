@@ -83,10 +83,21 @@ def test_glm52_plan_is_complete() -> None:
         assert f"sends ~{n} requests, {tokens:,} prompt + output tokens" in text
     assert "10000 in / 1500 out" in text and "20000 in / 1000 out" in text
     assert "cache hit 60%" in text and "2.4 req/s" in text
-    # checks with floors and sources
+    # checks with floors, their method and the source of the floor, each beside its check
     for check in suite.checks_for(MI355X):
-        assert f"  {check.name}: {check.metric}" in text
-        assert f"source: {check.source}" in text
+        head = next(i for i, ln in enumerate(lines) if ln.startswith(f"  {check.name}: "))
+        assert check.method and check.source, check.name
+        assert lines[head + 1:head + 3] == [f"    method: {check.method}",
+                                            f"    source: {check.source}"]
+    # a reasoning, tool-calling model on every profile (the flag check runs sglang's parser)
+    for ln in lines:
+        if ln.startswith("  argv:"):
+            assert "--reasoning-parser glm45 --tool-call-parser glm47" in ln
+    for name in ("gsm8k", "gsm8k_spec", "gsm8k_throughput", "gpqa", "tau2"):
+        e = suite.eval_for(name, MI355X)
+        assert dict(e.chat_template_kwargs) == {"enable_thinking": True}, name
+        assert f"  {name}: " in text and 'chat_template_kwargs {"enable_thinking": true}' in text
+    assert suite.eval_for("gsm8k", MI355X).max_tokens == 16384
     assert "output_speed_tok_s >= 213 tok/s" in text
     assert "ttft_max_s <= 2.22 s" in text
     assert "success_ratio >= 1 " in text

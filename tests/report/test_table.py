@@ -30,3 +30,9 @@ def test_trials_show_their_between_run_spread_and_count() -> None:
     assert r[1] == "11.6 tok/s ±1.4 SD/5 trials"
     # a within-run spread keeps the plain form
     assert row(verdict(spread=0.3, spread_kind="stderr"))[1] == "11.6 tok/s ±0.3"
+
+
+def test_a_pending_row_says_none_until_measured() -> None:
+    r = row(verdict(baseline=None, baseline_kind=None, delta_pct=None, gated=False,
+                    gate="none until measured"))
+    assert r[3] == "none until measured (reported)"

@@ -129,3 +129,40 @@ def test_stored_baselines_match_their_suites(path: Path):
         assert e.data["direction"] == checks[name].direction
     for row in b.reference_rows:
         assert row["check"] in checks
+
+
+def test_a_pending_check_leaves_pending_when_measured(tmp_path: Path):
+    path = tmp_path / "cpu" / "smoke.json"
+    write_atomic(path, {**doc(), "pending": {"tput": {"reason": "no published figure"}}})
+    b = load(path)
+    assert b is not None and b.pending == {"tput": "no published figure"}
+    apply_updates(path, "smoke", "cpu", {"tput": entry(10.0)})
+    data = json.loads(path.read_text())
+    assert "pending" not in data and data["metrics"]["tput"]["value"] == 10.0
+
+
+def test_a_check_cannot_be_both_pending_and_measured(tmp_path: Path):
+    path = tmp_path / "cpu" / "smoke.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**doc(tput=entry(1.0)), "pending": {"tput": {"reason": "x"}}}))
+    with pytest.raises(ConfigError, match=r"smoke.json: .*tput stored both as a value"):
+        load(path)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[2] / "baselines")
+                                        .glob("*/*.json")),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_gated_check_has_a_stored_entry(path: Path):
+    """An unchanged build's first run on a target with a stored file is not red by
+    construction: each gated check has a value or a stated "none until measured" reason."""
+    from pytest_rocm_llm.config.suite import load_suite
+    from pytest_rocm_llm.config.targets import TARGETS
+
+    b = load(path)
+    assert b is not None
+    suite = load_suite(Path(__file__).parents[2] / "suites" / b.suite / "suite.toml")
+    missing = [c.name for c in suite.checks_for(TARGETS[b.target])
+               if c.gate is not None and c.name not in b.entries and c.name not in b.pending]
+    assert not missing, f"{path}: gated checks with no entry and no pending reason: {missing}"
+    for name in b.pending:
+        assert name in {c.name for c in suite.checks_for(TARGETS[b.target])}, name

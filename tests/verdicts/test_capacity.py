@@ -226,6 +226,7 @@ def test_glm52_plan_shows_the_capacity_check_with_its_source() -> None:
     lines = glm52_plan().splitlines()
     i = lines.index("  aggregate_capacity: capacity_output_tok_s >= 2626 tok/s on workload "
                     "saturation")
-    assert lines[i + 1].startswith("    source: published GLM 5.2 / MI355X aggregate: 2626 "
+    assert lines[i + 1].startswith("    method: best steady-state output tok/s")
+    assert lines[i + 2].startswith("    source: published GLM 5.2 / MI355X aggregate: 2626 "
                                    "tok/s/node")
     assert any(ln.startswith("  aggregate_ttft_p50: ttft_p50_s <= 0.62 s") for ln in lines)

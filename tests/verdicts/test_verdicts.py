@@ -133,3 +133,22 @@ def test_secrets_are_masked_in_argv_and_environment():
     assert "--port 1" in shown and "--api-key ***" in shown and "--admin-api-key=***" in shown
     assert redact_env({"HF_TOKEN": "x", "AWS_SECRET_ACCESS_KEY": "y", "OMP": "2"}) == \
         {"HF_TOKEN": "***", "AWS_SECRET_ACCESS_KEY": "***", "OMP": "2"}
+
+
+def test_none_until_measured_is_reported_not_gated_and_not_written():
+    d = decide(SPEC, Measurement(150.0, 8, None), BASE, None, "check", PROV, "b.json",
+               pending="no published figure for this ratio")
+    assert d.failure is None and d.write is None
+    v = d.verdict
+    assert (v.status, v.gated, v.measured, v.gate) == ("pass", False, 150.0,
+                                                       "none until measured")
+    assert any("none until measured (no published figure for this ratio)" in n
+               for n in v.notes)
+    # the floor still decides
+    miss = decide(SPEC, Measurement(90.0, 8, None), BASE, None, "check", PROV, "b.json",
+                  pending="x")
+    assert miss.cause == "floor"
+    # asked to record: written, as any new baseline
+    up = decide(SPEC, Measurement(150.0, 8, None), BASE, None, "regen", PROV, "b.json",
+                pending="x")
+    assert up.write is not None and up.write["value"] == 150.0

@@ -9,6 +9,7 @@ Kept free of HTTP and scipy imports: suite parsing loads this module at plugin s
     scoring = "flexible"    # which extraction "accuracy" reports; both are always reported
     paired_margin = 2.0     # a paired run: "pass" = shown not worse than this (points)
     paired_discordance = 0.05  # assumed share of items two builds answer differently
+    chat_template_kwargs = { enable_thinking = true }   # sent with every request, as is
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from pytest_rocm_llm.config.fields import StrList, check, matches, one_of
 from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, validate
@@ -55,6 +56,9 @@ class AccuracyConfig:
     # a paired run: the margin "pass" needs (points), the assumed discordant share of items
     paired_margin: float = 2.0
     paired_discordance: float = 0.05
+    # Sent as chat_template_kwargs with every request (a reasoning model's thinking mode);
+    # pairs, so the config stays hashable and picklable.
+    chat_template_kwargs: tuple[tuple[str, Any], ...] = ()
     # arithmetic
     max_steps: int = 2
     # tau2
@@ -81,6 +85,13 @@ class _Accuracy(TomlTable):
     description: str = ""
     paired_margin: float = Field(2.0, gt=0, le=100)
     paired_discordance: float = Field(0.05, ge=0, le=1)
+    chat_template_kwargs: dict[str, str | bool | int | float] = Field(default_factory=dict)
+
+    @field_validator("chat_template_kwargs", mode="before")
+    @classmethod
+    def _pairs(cls, v: Any) -> Any:
+        # a per-target override starts from the parsed config, which holds pairs
+        return dict(v) if isinstance(v, tuple) else v
 
 
 def _default(kind: str, key: str, **bounds: Any) -> Any:
@@ -125,6 +136,20 @@ TABLES: dict[str, type[_Accuracy]] = {
     "gsm8k": Gsm8kTable, "arithmetic": ArithmeticTable, "gpqa": GpqaTable, "tau2": Tau2Table}
 
 
+def paired_only_reason(config: Any) -> str | None:
+    """Why an evaluation's score has no absolute floor (None: it may have one). tau2-bench's
+    published numbers use a fixed external user simulator (gpt-4.1 at temperature 0 by
+    default); with none declared (``user_base_url``), the server under test plays the user
+    too, which is another benchmark than the published one."""
+    if getattr(config, "kind", None) != "tau2" or config.user_base_url:
+        return None
+    return ("the user simulator is the server under test, not tau2-bench's fixed external "
+            "simulator (gpt-4.1 at temperature 0 by default), so the published score is not "
+            "the same benchmark: no absolute floor; a paired run (the same tasks on both "
+            "builds) decides. Declare a simulator with user_base_url and user_model to have "
+            "one")
+
+
 def parse_accuracy(name: str, t: Table, base: AccuracyConfig | None = None) -> AccuracyConfig:
     """An accuracy eval from its table; with ``base``, a per-target override of some fields."""
     kind = t.data.get("kind", base.kind if base is not None else None)
@@ -136,7 +161,9 @@ def parse_accuracy(name: str, t: Table, base: AccuracyConfig | None = None) -> A
         t.fail("kind", f"a target override cannot change the kind ({base.kind} -> {kind})")
     schema = TABLES[kind]
     table = validate(schema, t, {"kind": kind, **override_of(schema, base, t.data)})
-    return AccuracyConfig(name=name, **table.model_dump())
+    fields = table.model_dump()
+    fields["chat_template_kwargs"] = tuple(sorted(fields["chat_template_kwargs"].items()))
+    return AccuracyConfig(name=name, **fields)
 
 
 def build_items(config: AccuracyConfig, data_dir: Path | None, gpqa_csv: Path | None = None,

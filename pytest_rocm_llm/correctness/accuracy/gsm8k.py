@@ -107,3 +107,11 @@ def build(data_dir: Path | None, *, limit: int | None, shots: int, seed: int) ->
     train = (load(data_dir, GSM8K_TRAIN, "GSM8K train set (few-shot exemplars)") if shots
              else [])
     return items_from(test, train, limit=limit, shots=shots, seed=seed)
+
+
+def passages(data_dir: Path | None) -> list[str]:
+    """The train set as natural text (question, then its worked solution), in file order:
+    what a workload with ``prompts = "gsm8k"`` cuts its prompts from. Train only, so a
+    serving run never primes the cache with a scored test item."""
+    return [f"Question: {p.question}\nAnswer: {p.solution}"
+            for p in load(data_dir, GSM8K_TRAIN, "GSM8K train set (natural-text prompts)")]

@@ -24,7 +24,17 @@ def fetch(hub: HubFile, what: str, override: str) -> Path:
         raise DatasetUnavailable(
             f"{what}: fetching {hub.url} needs huggingface_hub and pyarrow (pip install "
             f"huggingface_hub pyarrow); or pass {override}") from None
+    try:  # the local cache first: a pinned commit's cached file needs no network
+        return Path(huggingface_hub.hf_hub_download(
+            hub.repo, hub.filename, repo_type="dataset", revision=hub.revision,
+            local_files_only=True))
+    except (EntryNotFoundError, OSError):
+        pass
     try:
+        if not huggingface_hub.is_offline_mode():
+            # One quick look before huggingface_hub's own retries (about 30 s on a node with
+            # no route): an air-gapped node learns it at once, before any launch.
+            _reachable(huggingface_hub.constants.ENDPOINT)
         return Path(huggingface_hub.hf_hub_download(
             hub.repo, hub.filename, repo_type="dataset", revision=hub.revision))
     except (EntryNotFoundError, OSError) as exc:
@@ -37,6 +47,16 @@ def fetch(hub: HubFile, what: str, override: str) -> Path:
             f"({huggingface_hub.constants.HF_HUB_CACHE}) and could not be downloaded ({why}). "
             f"Fetch it once where the Hub is reachable (hf download {hub.repo} {hub.filename} "
             f"--repo-type dataset --revision {hub.revision}), or pass {override}") from None
+
+
+def _reachable(endpoint: str, timeout_s: float = 5.0) -> None:
+    """Raises OSError when ``endpoint`` cannot be reached at all (no name, no route)."""
+    import httpx
+
+    try:
+        httpx.head(endpoint, timeout=timeout_s)
+    except httpx.TransportError as exc:
+        raise OSError(f"{endpoint} unreachable: {type(exc).__name__}: {exc}") from None
 
 
 def rows_as_jsonl(path: Path, columns: tuple[str, ...], what: str, origin: str) -> bytes:

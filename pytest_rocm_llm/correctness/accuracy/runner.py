@@ -81,7 +81,7 @@ def summarize(done: Sequence[tuple[Item, ChatAnswer]], *, name: str, kind: str, 
               confidential: bool, seconds: float) -> EvalResult:
     records: list[Mapping[str, Any]] = []
     errors: list[tuple[str, str]] = []
-    n = strict_ok = flexible_ok = invalid = truncated = 0
+    n = strict_ok = flexible_ok = invalid = truncated = cut_thinking = 0
     for item, sample in done:
         record: dict[str, Any] = {"id": item.id, "gold": item.gold,
                                   "finish_reason": sample.finish_reason}
@@ -99,8 +99,13 @@ def summarize(done: Sequence[tuple[Item, ChatAnswer]], *, name: str, kind: str, 
         chosen = getattr(s, scoring)
         invalid += chosen is None
         truncated += sample.finish_reason == "length"
+        # Cut at max_tokens while still thinking: no final answer, so it scores as none
+        # (never the trace's last number); counted apart so the budget shows as the cause.
+        cut_thinking += (sample.finish_reason == "length" and not sample.text.strip()
+                         and bool(sample.reasoning))
         record.update(extracted=chosen, correct=chosen == item.gold, strict=s.strict,
-                      flexible=s.flexible, completion_tokens=sample.completion_tokens)
+                      flexible=s.flexible, completion_tokens=sample.completion_tokens,
+                      reasoning_chars=len(sample.reasoning))
         if not confidential:
             record["response"] = sample.text[-RESPONSE_CHARS:]
         records.append(record)
@@ -117,6 +122,7 @@ def summarize(done: Sequence[tuple[Item, ChatAnswer]], *, name: str, kind: str, 
         "failed_requests": float(len(errors)),
         "items": float(len(done)),
         "truncated_rate": truncated / n if n else float("nan"),
+        "cut_in_reasoning_rate": cut_thinking / n if n else float("nan"),
         "seconds": seconds,
     }
     problems: list[str] = []
@@ -128,7 +134,8 @@ def summarize(done: Sequence[tuple[Item, ChatAnswer]], *, name: str, kind: str, 
     if n == 0:
         problems.append("no item was scored" + (" (the eval has no items)" if not done else ""))
     details = [f"{name}: {correct}/{n} correct ({scoring}), strict {strict_ok}, flexible "
-               f"{flexible_ok}, no answer found in {invalid}, cut at max_tokens in {truncated}"]
+               f"{flexible_ok}, no answer found in {invalid}, cut at max_tokens in {truncated}"
+               f" ({cut_thinking} of them while still reasoning: raise max_tokens)"]
     return EvalResult(name=name, kind=kind, metrics=metrics, records=tuple(records),
                       problems=tuple(problems), details=tuple(details))
 

@@ -64,16 +64,20 @@ def find_command(config: AccuracyConfig) -> list[str]:
     return argv
 
 
-def _llm(endpoint: Endpoint, config: AccuracyConfig) -> tuple[str, str]:
-    args = {"api_base": endpoint.base_url.rstrip("/") + "/v1",
-            "temperature": config.temperature, "max_tokens": config.max_tokens}
+def _llm(endpoint: Endpoint, config: AccuracyConfig, agent: bool = True) -> tuple[str, str]:
+    args: dict[str, Any] = {"api_base": endpoint.base_url.rstrip("/") + "/v1",
+                            "temperature": config.temperature, "max_tokens": config.max_tokens}
+    if agent and config.chat_template_kwargs:
+        # LiteLLM sends extra_body's keys in the request body, where sglang reads them; only
+        # the agent (the model under test) gets them, never a declared user simulator.
+        args["extra_body"] = {"chat_template_kwargs": dict(config.chat_template_kwargs)}
     return f"openai/{endpoint.model}", json.dumps(args)
 
 
 def tau2_argv(config: AccuracyConfig, command: list[str], agent: Endpoint, user: Endpoint,
               save_to: Path) -> list[str]:
     agent_llm, agent_args = _llm(agent, config)
-    user_llm, user_args = _llm(user, config)
+    user_llm, user_args = _llm(user, config, agent=user == agent)
     argv = [*command, "run", "--domain", str(config.domain),
             "--agent-llm", agent_llm, "--agent-llm-args", agent_args,
             "--user-llm", user_llm, "--user-llm-args", user_args,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import httpx
+
 from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.serving.engines import ServerModule
 from pytest_rocm_llm.serving.speculation import SpecCounters
@@ -79,8 +81,18 @@ class SGLang(ServerModule):
 
     def spec_counters(self, base_url: str,
                       headers: Mapping[str, str] | None = None) -> SpecCounters | None:
-        """None: sglang reports speculation per request (``meta_info.spec_verify_ct`` of
-        ``/generate``), which is what a run is measured by. Its ``/server_info``
-        ``avg_spec_accept_length`` is cumulative since start, so it says nothing about a run
-        that followed other traffic on the same server."""
-        return None
+        """Generated tokens and verify calls since start from ``/metrics`` (served with
+        ``--enable-metrics``); None when the server has no metrics or did not speculate.
+        Only the difference of two readings describes a run; it is compared with the
+        per-request ``meta_info`` figures (serving/speculation.py). ``/server_info``'s
+        ``avg_spec_accept_length`` is cumulative since start, so it is not read."""
+        from pytest_rocm_llm.serving.speculation import sglang_counters
+
+        try:
+            with sync_client(timeout_s=30.0, headers=headers) as client:
+                r = client.get(base_url + "/metrics")
+        except httpx.HTTPError:
+            return None  # a second source only: the requests themselves report the figure
+        if r.status_code != 200:
+            return None  # launched without --enable-metrics
+        return sglang_counters(r.text)
