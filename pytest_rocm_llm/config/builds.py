@@ -30,6 +30,13 @@ class Build:
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     flags: tuple[str, ...] = ()
 
+    @property
+    def exec_part(self) -> tuple[str, ...]:
+        """What runs a command where this build's engine runs (``docker exec CTR`` of
+        ``docker exec CTR python3``; nothing for a local interpreter): the hardware check
+        runs rocminfo through it, never through the interpreter."""
+        return split_engine_command(self.engine_prefix or ())[0]
+
     def describe(self) -> str:
         parts = []
         if self.engine_prefix is not None:
@@ -39,6 +46,15 @@ class Build:
         if self.flags:
             parts.append("flags " + " ".join(self.flags))
         return f"{self.name}: " + (", ".join(parts) if parts else "the engine options given")
+
+
+def split_engine_command(prefix: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """(exec part, interpreter) of an engine command prefix: its last word is the
+    interpreter (``--llm-engine-cmd`` names "a command prefix that runs the engine's Python"),
+    what precedes it runs commands in the engine's world."""
+    if not prefix:
+        return (), None
+    return tuple(prefix[:-1]), prefix[-1]
 
 
 def parse_env_pairs(values: Any) -> Mapping[str, str]:

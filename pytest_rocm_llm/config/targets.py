@@ -177,8 +177,9 @@ _GFX = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
 
 
 def detected_gfx_archs(prefix: Sequence[str] = ()) -> set[str] | None:
-    """GPU architectures seen by rocminfo or amd-smi, run through ``prefix`` (the engine's
-    command prefix, so the check looks where the engine will run). None: no tool answered."""
+    """GPU architectures seen by rocminfo or amd-smi, run through ``prefix`` (the exec part of
+    the engine's command, ``Build.exec_part``: ``docker exec CTR``, never the interpreter that
+    follows it, so the check looks where the engine will run). None: no tool answered."""
     for tool in (["rocminfo"], ["amd-smi", "static", "--asic"]):
         if not prefix and shutil.which(tool[0]) is None:
             continue

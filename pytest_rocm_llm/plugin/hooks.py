@@ -286,7 +286,7 @@ def _before_launch(config: pytest.Config, items: list[pytest.Item],
     if s.endpoint is not None:
         return
     try:
-        check_hardware(s.target, s.engine_prefix or ())
+        check_hardware(s.target, s.baseline.exec_part)
     except HardwareMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
     _build_reference(config, suites, s)

@@ -173,7 +173,7 @@ class ServerPool:
         if not self._hw_checked:
             self._hw_checked = True
             try:
-                check_hardware(self.target, self.settings.engine_prefix or ())
+                check_hardware(self.target, self.settings.baseline.exec_part)
             except HardwareMismatch as exc:
                 self._hw_error = exc
         if self._hw_error is not None:
