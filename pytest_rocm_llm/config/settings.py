@@ -62,7 +62,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--llm-engine-python", "llm_engine_python", "PYTEST_ROCM_LLM_ENGINE_PYTHON",
            "Python interpreter of the engine's own environment (never imported here)"),
     Option("--llm-engine-cmd", "llm_engine_cmd", "PYTEST_ROCM_LLM_ENGINE_CMD",
-           "command prefix that runs the engine's Python, e.g. 'docker exec node0 python3'"),
+           "command prefix that runs the engine's Python, e.g. 'ssh node0 python3' (a container: "
+           "--llm-engine-image)"),
     Option("--llm-model-path", None, "PYTEST_ROCM_LLM_MODEL_PATH",
            "model directory to serve, overriding the suite's"),
     Option("--llm-start-timeout", "llm_start_timeout", None,
@@ -289,11 +290,27 @@ def parse_engine(python: Any, cmd: Any, flags: tuple[str, str] = (
             raise _bad(cmd_flag, cmd,
                        f"cannot split it as a shell command: {exc}") from None
         if not prefix:
-            raise _bad(cmd_flag, cmd, "expected a command, e.g. 'docker exec c python3'")
+            raise _bad(cmd_flag, cmd, "expected a command, e.g. 'ssh node0 python3'")
+        refuse_exec_prefix(prefix, cmd_flag)
         if shutil.which(prefix[0]) is None:
             raise _bad(cmd_flag, cmd, f"{prefix[0]!r} is not an executable on PATH")
         return prefix
     return None
+
+
+def refuse_exec_prefix(prefix: tuple[str, ...], cmd_flag: str) -> None:
+    """A ``docker exec`` / ``podman exec`` prefix is refused: killing the exec client leaves
+    the engine running inside the container (docker/cli#5309, moby/moby#9098), so no stop
+    could be verified, and the profile's environment would reach it only as ``-e`` words."""
+    for i, word in enumerate(prefix[:-1]):
+        rest = prefix[i + 1:i + 3]
+        if Path(word).name in ("docker", "podman") and (
+                rest[:1] == ("exec",) or rest == ("container", "exec")):
+            image_flag = cmd_flag.replace("-cmd", "-image")
+            raise ConfigError(
+                f"{cmd_flag}: a '{Path(word).name} exec' prefix is refused (stopping the exec "
+                f"client leaves the engine running in the container); pass {image_flag} "
+                "IMAGE to run each server in a container of its own")
 
 
 def _existing(flag: str, value: Any, want_dir: bool, accepted: str) -> Path | None:

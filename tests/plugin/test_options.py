@@ -45,6 +45,12 @@ name = "demo"
                                                      "'OMP_NUM_THREADS'; expected KEY=VALUE"),
         (["--llm-candidate-flags", "dtype float32"], "--llm-candidate-flags: invalid value"),
         (["--llm-pair-trials", "0"], "--llm-pair-trials: invalid value '0'"),
+        # killing a `docker exec` client leaves the engine running (docker/cli#5309)
+        (["--llm-engine-cmd", "docker exec -e K ctr python3"],
+         "--llm-engine-cmd: a 'docker exec' prefix is refused (stopping the exec client "
+         "leaves the engine running in the container); pass --llm-engine-image IMAGE"),
+        (["--llm-candidate-cmd", "sudo /usr/bin/podman container exec ctr python3"],
+         "--llm-candidate-cmd: a 'podman exec' prefix is refused"),
         (["--llm-inconclusive", "ignore"], "--llm-inconclusive: invalid value 'ignore'; "
                                            "accepted: fail, pass"),
     ],
