@@ -51,6 +51,17 @@ class Target:
     def is_gpu(self) -> bool:
         return self.kind == "rocm"
 
+    @property
+    def container_args(self) -> tuple[str, ...]:
+        """What a container of an engine server gets on this target (--llm-engine-image):
+        on ROCm, the GPUs and what RCCL needs, as sglang's ROCm instructions give them; the
+        host's network everywhere (the server's port is the host's, no bridge needed)."""
+        if not self.is_gpu:
+            return ("--network", "host")
+        return ("--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video",
+                "--ipc", "host", "--shm-size", "16g", "--network", "host",
+                "--security-opt", "seccomp=unconfined")
+
 
 def _frozen(d: dict[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(d)
