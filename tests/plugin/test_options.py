@@ -51,6 +51,10 @@ name = "demo"
          "leaves the engine running in the container); pass --llm-engine-image IMAGE"),
         (["--llm-candidate-cmd", "sudo /usr/bin/podman container exec ctr python3"],
          "--llm-candidate-cmd: a 'podman exec' prefix is refused"),
+        (["--llm-engine-image", "img", "--llm-engine-cmd", "python3"],
+         "--llm-engine-cmd and --llm-engine-image both given"),
+        (["--llm-candidate-image", "img", "--llm-container-runtime", "lxc"],
+         "--llm-container-runtime: invalid value 'lxc'; accepted: docker, podman"),
         (["--llm-inconclusive", "ignore"], "--llm-inconclusive: invalid value 'ignore'; "
                                            "accepted: fail, pass"),
     ],
