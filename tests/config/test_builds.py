@@ -30,7 +30,7 @@ def pytest_collection_finish(session):
     assert line.startswith("BUILDS ['baseline', 'candidate'] Build(name='candidate', "
                            f"engine_prefix=('{sys.executable}',)")
     assert "{'OMP_NUM_THREADS': '1', 'A': 'b c'}" in line
-    assert line.endswith("flags=('--dtype', 'float32')) 3 pass")
+    assert line.endswith("flags=('--dtype', 'float32'), image=None) 3 pass")
 
 
 def test_without_candidate_options_a_run_has_one_build(pytester: pytest.Pytester) -> None:
