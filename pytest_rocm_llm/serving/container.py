@@ -45,7 +45,7 @@ def run_prefix(settings: Settings, target: Target, build: Build, env_keys: Itera
     labels). ``mounts``: host paths mounted at the same path."""
     assert build.image is not None and settings.container_runtime is not None
     volumes: list[str] = []
-    for path in dict.fromkeys(str(Path(m)) for m in mounts if m):
+    for path in dict.fromkeys(str(Path(m).resolve()) for m in mounts if m):
         volumes += ["-v", f"{path}:{path}"]
     env = [w for k in sorted(set(env_keys)) for w in ("-e", k)]
     # --init: a real PID 1 that passes the runtime's SIGTERM on and reaps the engine's

@@ -164,7 +164,7 @@ class ServerPool:
             state.model_path = self._model_path(suite, suite.model_for(self.target), prefix,
                                                 engine, build)
             if build.image is not None:
-                prefix = self._in_container(suite, engine, build, state.model_path) + prefix
+                prefix = self.in_container(suite, engine, build, state.model_path) + prefix
             state.prefix = prefix
             state.engine_version = self.validate_flags(suite, engine, prefix,
                                                        state.model_path, build)
@@ -173,14 +173,14 @@ class ServerPool:
             raise
         return state
 
-    def _in_container(self, suite: Suite, engine: str, build: Build,
-                      model_path: str) -> tuple[str, ...]:
+    def in_container(self, suite: Suite, engine: str, build: Build,
+                     model_path: str) -> tuple[str, ...]:
         """The build's ``run_prefix``: every profile's environment names (values travel in
         the client's environment), the model, cache and log directories, and whatever the
         servers' PYTHONPATH names (the CPU reference's sgl_kernel stub)."""
         envs = [self.server_env(suite, p, build) for p in suite.profiles_of(engine)]
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        mounts = [model_path, str(self.log_dir)]
+        mounts = [m for m in (model_path, str(self.log_dir)) if Path(m).is_dir()]
         if self.settings.cache_dir.expanduser().is_dir():
             mounts.append(str(self.settings.cache_dir.expanduser().resolve()))
         mounts += [p for env in envs for p in env.get("PYTHONPATH", "").split(":") if p]

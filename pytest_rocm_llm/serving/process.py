@@ -153,7 +153,7 @@ class ServerProcess:
         env[TAG_ENV] = self.tag
         _LOG_SECRETS.setdefault(spec.log_path, set()).update(spec.secrets)
         with open(spec.log_path, "ab") as log:
-            header = redact_text(" ".join(redact_argv(spec.argv)), spec.secrets)
+            header = redact_text(" ".join(redact_argv(self._popen_argv())), spec.secrets)
             log.write(f"$ {header}\n".encode())
             log.flush()
             self._scanned = log.tell()

@@ -67,6 +67,9 @@ def test_the_run_prefix_gives_the_targets_options_and_env_names_only() -> None:
                    "--ipc host", "--shm-size 16g", "--network host",
                    "--security-opt seccomp=unconfined"):
         assert option in gpu
+    # a relative directory (the plan's log directory is ".") is mounted by its absolute path
+    rel = container.run_prefix(s, TARGETS["cpu"], build, [], ["."])
+    assert rel[rel.index("-v") + 1] == f"{Path.cwd()}:{Path.cwd()}"
     # the hardware check's exec part: the same container, before rocminfo
     assert container.exec_part(s, TARGETS["mi355x"], build)[-1] == "img:1"
 
@@ -94,6 +97,7 @@ def test_a_server_container_is_named_labelled_stopped_then_removed(
     try:
         run = next(c for c in calls() if c[0] == "run")
         assert run[run.index("--name") + 1] == server.container
+        assert f"--name {server.container} " in (tmp_path / "s.log").read_text()
         labels = state()[server.container]
         assert labels == {"owner-pid": str(os.getpid()), "host": socket.gethostname(),
                           "run": container.RUN_ID, "suite": "s", "profile": "p",
