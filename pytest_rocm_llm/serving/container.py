@@ -16,6 +16,8 @@ containers labelled by a dead owner on this host are removed when a session star
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import logging
 import os
 import re
@@ -138,6 +140,21 @@ def present(runtime: str, names: Iterable[str]) -> list[str]:
         return []
     existing = set(out.split())
     return [n for n in names if n in existing]
+
+
+@functools.cache
+def image_identity(runtime: str, image: str) -> dict[str, str]:
+    """The image a build ran as the runtime knows it: name, id and registry digests (empty
+    values left out: a locally built image has no digest)."""
+    try:
+        out = _run([runtime, "image", "inspect", "--format",
+                    "{{.Id}} {{json .RepoDigests}}", image]).stdout
+        image_id, _, digests = out.strip().partition(" ")
+        repo_digests = json.loads(digests) or []
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        image_id, repo_digests = "", []
+    found = {"image": image, "image_id": image_id, "image_digests": ",".join(repo_digests)}
+    return {k: v for k, v in found.items() if v}
 
 
 def reap_dead_runs(runtime: str) -> list[str]:

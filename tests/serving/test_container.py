@@ -136,3 +136,9 @@ def test_a_session_removes_only_this_hosts_containers_of_dead_runs(runtime: str)
         "dead-elsewhere": {"owner-pid": dead, "host": "another-node"}})
     assert container.reap_dead_runs(runtime) == ["dead-here"]
     assert set(state()) == {"alive-here", "dead-elsewhere"}
+
+
+def test_a_builds_image_is_identified_by_id_and_digest(runtime: str) -> None:
+    assert container.image_identity(runtime, "rocm/sgl-dev:v1") == {
+        "image": "rocm/sgl-dev:v1", "image_id": "sha256:1d",
+        "image_digests": "rocm/sgl-dev@sha256:d1"}

@@ -3,7 +3,8 @@
 (no daemon is needed to check what the plugin asks of a runtime). It keeps its containers
 in $FAKE_RUNTIME_STATE (JSON: name -> labels) and logs every call to $FAKE_RUNTIME_STATE.log.
 ``run`` registers the container and stays in the foreground, as an attached run does, until
-the container is removed; ``stop`` and ``rm -f`` remove it; ``ps -a`` and ``inspect`` list."""
+the container is removed; ``stop`` and ``rm -f`` remove it; ``ps -a`` and ``inspect`` list.
+``image inspect`` describes any image as pulled from a registry."""
 
 import json
 import os
@@ -45,6 +46,8 @@ elif args[0] in ("stop", "rm"):
     save(state)
 elif args[0] == "ps":
     print("\n".join(state))
+elif args[:2] == ["image", "inspect"]:  # a registry image: its id and one digest
+    print(f'sha256:1d {json.dumps([args[-1].split(":")[0] + "@sha256:d1"])}')
 elif args[0] == "inspect":
     for name in args[3:]:
         lab = state[name]
