@@ -49,3 +49,12 @@ def test_cpu_schedule_parks_instead_of_restarting() -> None:
         in text
     assert "(0 restart(s))" in text
     assert "estimated time: workloads at most ~" in text
+
+
+def test_servers_in_containers_restart_even_where_two_fit() -> None:
+    """SIGSTOP would reach the runtime's client, not the engine: no parking."""
+    s = paired("cpu", trials=3)
+    s = dataclasses.replace(s, candidate=dataclasses.replace(s.candidate, image="img:2"))
+    lines = paired_schedule(load_suite(SMOKE), TARGETS["cpu"], s)
+    assert lines[0].endswith("the idle build's server stops: one fits at a time")
+    assert "A (continue)" not in "\n".join(lines)
