@@ -72,11 +72,12 @@ def docker_ps() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def image_args(reference_model_dir: Path) -> list[str]:
+def image_args(request: pytest.FixtureRequest) -> list[str]:
     """Options that run the CPU reference in IMAGE (built here when missing)."""
     if shutil.which("docker") is None or subprocess.run(
             ["docker", "info"], capture_output=True).returncode != 0:
         pytest.skip("no docker daemon reachable")
+    request.getfixturevalue("reference_model_dir")  # only now: a skip builds nothing
     if subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True).returncode:
         data = io.BytesIO()
         with tarfile.open(fileobj=data, mode="w") as tar:
