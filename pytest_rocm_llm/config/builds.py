@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -33,9 +35,19 @@ class Build:
     engine_prefix: tuple[str, ...] | None = None  # None: the target's default engine
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     flags: tuple[str, ...] = ()
+    image: str | None = None  # each server in a container of its own (serving/container.py)
+
+    @property
+    def exec_part(self) -> tuple[str, ...]:
+        """What runs a command where this build's engine runs (``docker exec CTR`` of
+        ``docker exec CTR python3``; nothing for a local interpreter): the hardware check
+        runs rocminfo through it, never through the interpreter."""
+        return split_engine_command(self.engine_prefix or ())[0]
 
     def describe(self) -> str:
         parts = []
+        if self.image is not None:
+            parts.append(f"image {self.image}")
         if self.engine_prefix is not None:
             parts.append(f"engine `{' '.join(self.engine_prefix)}`")
         if self.env:
@@ -43,6 +55,103 @@ class Build:
         if self.flags:
             parts.append("flags " + " ".join(self.flags))
         return f"{self.name}: " + (", ".join(parts) if parts else "the engine options given")
+
+
+def parse_engine(python: Any, cmd: Any, flags: tuple[str, str] = (
+        "--llm-engine-python", "--llm-engine-cmd"), image: str | None = None
+                 ) -> tuple[str, ...] | None:
+    """The engine's command prefix from an interpreter or a command; ``flags`` names the two
+    options in messages (the candidate build's are validated the same way). With an
+    ``image`` the interpreter is a path inside it, taken as given."""
+    py_flag, cmd_flag = flags
+    if image is not None:
+        if cmd:
+            raise ConfigError(f"{cmd_flag} and {cmd_flag.replace('-cmd', '-image')} both "
+                              f"given; pass one (with an image, {py_flag} names the "
+                              "interpreter inside it)")
+        return (str(python),) if python else None
+    if python and cmd:
+        raise ConfigError(
+            f"{py_flag} and {cmd_flag} both given; pass one: the interpreter "
+            "of the engine environment, or a command prefix that runs it"
+        )
+    if python:
+        path = Path(str(python)).expanduser()
+        found = shutil.which(str(path))
+        if found is None:
+            raise _bad_value(py_flag, str(python),
+                       "expected the path of an executable Python in the engine's environment")
+        return (found,)
+    if cmd:
+        try:
+            prefix = tuple(shlex.split(str(cmd)))
+        except ValueError as exc:
+            raise _bad_value(cmd_flag, cmd,
+                       f"cannot split it as a shell command: {exc}") from None
+        if not prefix:
+            raise _bad_value(cmd_flag, cmd, "expected a command, e.g. 'ssh node0 python3'")
+        refuse_exec_prefix(prefix, cmd_flag)
+        if shutil.which(prefix[0]) is None:
+            raise _bad_value(cmd_flag, cmd, f"{prefix[0]!r} is not an executable on PATH")
+        return prefix
+    return None
+
+
+def refuse_exec_prefix(prefix: tuple[str, ...], cmd_flag: str) -> None:
+    """A ``docker exec`` / ``podman exec`` prefix is refused: killing the exec client leaves
+    the engine running inside the container (docker/cli#5309, moby/moby#9098), so no stop
+    could be verified, and the profile's environment would reach it only as ``-e`` words."""
+    for i, word in enumerate(prefix[:-1]):
+        rest = prefix[i + 1:i + 3]
+        if Path(word).name in ("docker", "podman") and (
+                rest[:1] == ("exec",) or rest == ("container", "exec")):
+            image_flag = cmd_flag.replace("-cmd", "-image")
+            raise ConfigError(
+                f"{cmd_flag}: a '{Path(word).name} exec' prefix is refused (stopping the exec "
+                f"client leaves the engine running in the container); pass {image_flag} "
+                "IMAGE to run each server in a container of its own")
+
+
+def _bad_value(flag: str, value: Any, accepted: str) -> ConfigError:
+    return ConfigError(f"{flag}: invalid value {value!r}; {accepted}")
+
+
+RUNTIMES = ("docker", "podman")
+
+
+def parse_runtime(value: Any) -> str:
+    """The container runtime: the one named, else the first of RUNTIMES on PATH."""
+    if value in (None, ""):
+        found = next((r for r in RUNTIMES if shutil.which(r)), None)
+        if found is None:
+            raise ConfigError("--llm-engine-image/--llm-candidate-image: neither docker nor "
+                              "podman is on PATH; install one or pass --llm-container-runtime")
+        return found
+    name = str(value).strip()
+    if name not in RUNTIMES:
+        raise _bad_value("--llm-container-runtime", value, f"accepted: {', '.join(RUNTIMES)}")
+    if shutil.which(name) is None:
+        raise _bad_value("--llm-container-runtime", value, f"{name!r} is not on PATH")
+    return name
+
+
+def parse_container_args(values: Any) -> tuple[str, ...]:
+    """``--llm-container-arg`` words: one per occurrence, or one string (ini, environment)
+    split as a shell would."""
+    if values in (None, "", []):
+        return ()
+    if isinstance(values, str):
+        return tuple(shlex.split(values))
+    return tuple(str(v) for v in values)
+
+
+def split_engine_command(prefix: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """(exec part, interpreter) of an engine command prefix: its last word is the
+    interpreter (``--llm-engine-cmd`` names "a command prefix that runs the engine's Python"),
+    what precedes it runs commands in the engine's world."""
+    if not prefix:
+        return (), None
+    return tuple(prefix[:-1]), prefix[-1]
 
 
 def parse_env_pairs(values: Any) -> Mapping[str, str]:
@@ -109,10 +218,13 @@ def parse_inconclusive(value: Any) -> str:
 
 
 def candidate_of(prefix: tuple[str, ...] | None, env: Mapping[str, str],
-                 flags: tuple[str, ...], baseline_prefix: tuple[str, ...] | None
+                 flags: tuple[str, ...], baseline_prefix: tuple[str, ...] | None,
+                 image: str | None = None, baseline_image: str | None = None
                  ) -> Build | None:
     """The candidate build, or None when no candidate option was given. Without an engine of
-    its own, it runs on the baseline's install."""
-    if prefix is None and not env and not flags:
+    its own (interpreter, command or image), it runs on the baseline's install."""
+    if prefix is None and image is None and not env and not flags:
         return None
-    return Build(CANDIDATE, prefix if prefix is not None else baseline_prefix, env, flags)
+    if prefix is None and image is None:
+        prefix, image = baseline_prefix, baseline_image
+    return Build(CANDIDATE, prefix, env, flags, image)

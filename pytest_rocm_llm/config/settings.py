@@ -14,8 +14,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import shlex
-import shutil
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,11 +26,14 @@ from pytest_rocm_llm.config.builds import (
     DEFAULT_PAIR_TRIALS,
     Build,
     candidate_of,
+    parse_container_args,
+    parse_engine,
     parse_env_pairs,
     parse_flags,
     parse_inconclusive,
     parse_pair_budget,
     parse_pair_trials,
+    parse_runtime,
 )
 from pytest_rocm_llm.config.targets import TARGETS, Target
 from pytest_rocm_llm.errors import ConfigError
@@ -64,7 +65,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--llm-engine-python", "llm_engine_python", "PYTEST_ROCM_LLM_ENGINE_PYTHON",
            "Python interpreter of the engine's own environment (never imported here)"),
     Option("--llm-engine-cmd", "llm_engine_cmd", "PYTEST_ROCM_LLM_ENGINE_CMD",
-           "command prefix that runs the engine's Python, e.g. 'docker exec node0 python3'"),
+           "command prefix that runs the engine's Python, e.g. 'ssh node0 python3' (a container: "
+           "--llm-engine-image)"),
     Option("--llm-model-path", None, "PYTEST_ROCM_LLM_MODEL_PATH",
            "model directory to serve, overriding the suite's"),
     Option("--llm-start-timeout", "llm_start_timeout", None,
@@ -128,6 +130,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("--llm-inconclusive", "llm_inconclusive", None,
            "paired run: what an inconclusive paired verdict does to the exit status: "
            "fail | pass", "fail"),
+    Option("--llm-engine-image", "llm_engine_image", "PYTEST_ROCM_LLM_ENGINE_IMAGE",
+           "run each server in a container of its own from IMAGE (--llm-engine-python then "
+           "names the interpreter inside it; default python3)"),
+    Option("--llm-candidate-image", "llm_candidate_image", "PYTEST_ROCM_LLM_CANDIDATE_IMAGE",
+           "paired run: the candidate build's image (each server in a container of its own)"),
+    Option("--llm-container-runtime", "llm_container_runtime",
+           "PYTEST_ROCM_LLM_CONTAINER_RUNTIME",
+           "docker | podman, for --llm-*-image (default: the first on PATH)"),
+    Option("--llm-container-arg", "llm_container_arg", "PYTEST_ROCM_LLM_CONTAINER_ARG",
+           "an argument added to every container's run (repeatable), e.g. '-v /models:/models'",
+           repeat=True),
     Option("--llm-container-image", "llm_container_image", "PYTEST_ROCM_LLM_CONTAINER_IMAGE",
            "container image (name@digest) the engine runs in, recorded in baselines"),
 )
@@ -158,10 +171,13 @@ class Settings:
     pair_trials: int = DEFAULT_PAIR_TRIALS
     pair_budget: int | None = None  # None: default_budget(target.trial_cv)
     inconclusive: str = "fail"
+    engine_image: str | None = None
+    container_runtime: str | None = None  # set when a build has an image
+    container_args: tuple[str, ...] = ()
 
     @property
     def baseline(self) -> Build:
-        return Build(BASELINE, self.engine_prefix)
+        return Build(BASELINE, self.engine_prefix, image=self.engine_image)
 
     @property
     def builds(self) -> tuple[Build, ...]:
@@ -274,37 +290,6 @@ def parse_host(value: Any) -> str:
     return text
 
 
-def parse_engine(python: Any, cmd: Any, flags: tuple[str, str] = (
-        "--llm-engine-python", "--llm-engine-cmd")) -> tuple[str, ...] | None:
-    """The engine's command prefix from an interpreter or a command; ``flags`` names the two
-    options in messages (the candidate build's are validated the same way)."""
-    py_flag, cmd_flag = flags
-    if python and cmd:
-        raise ConfigError(
-            f"{py_flag} and {cmd_flag} both given; pass one: the interpreter "
-            "of the engine environment, or a command prefix that runs it"
-        )
-    if python:
-        path = Path(str(python)).expanduser()
-        found = shutil.which(str(path))
-        if found is None:
-            raise _bad(py_flag, str(python),
-                       "expected the path of an executable Python in the engine's environment")
-        return (found,)
-    if cmd:
-        try:
-            prefix = tuple(shlex.split(str(cmd)))
-        except ValueError as exc:
-            raise _bad(cmd_flag, cmd,
-                       f"cannot split it as a shell command: {exc}") from None
-        if not prefix:
-            raise _bad(cmd_flag, cmd, "expected a command, e.g. 'docker exec c python3'")
-        if shutil.which(prefix[0]) is None:
-            raise _bad(cmd_flag, cmd, f"{prefix[0]!r} is not an executable on PATH")
-        return prefix
-    return None
-
-
 def _existing(flag: str, value: Any, want_dir: bool, accepted: str) -> Path | None:
     if value in (None, ""):
         return None
@@ -379,12 +364,17 @@ def from_raw(raw: Mapping[str, Any], rootdir: Path) -> Settings:
     first bad one."""
     keep = raw["--llm-keep-logs"]
     log_dir = raw["--llm-log-dir"]
-    engine_prefix = parse_engine(raw["--llm-engine-python"], raw["--llm-engine-cmd"])
+    image = str(raw.get("--llm-engine-image") or "") or None
+    cand_image = str(raw.get("--llm-candidate-image") or "") or None
+    engine_prefix = parse_engine(raw["--llm-engine-python"], raw["--llm-engine-cmd"],
+                                 image=image)
     candidate = candidate_of(
         parse_engine(raw.get("--llm-candidate-python"), raw.get("--llm-candidate-cmd"),
-                     ("--llm-candidate-python", "--llm-candidate-cmd")),
+                     ("--llm-candidate-python", "--llm-candidate-cmd"), image=cand_image),
         parse_env_pairs(raw.get("--llm-candidate-env")),
-        parse_flags(raw.get("--llm-candidate-flags")), engine_prefix)
+        parse_flags(raw.get("--llm-candidate-flags")), engine_prefix, cand_image, image)
+    runtime = (parse_runtime(raw.get("--llm-container-runtime"))
+               if image or cand_image else None)
     return Settings(
         target=parse_target(raw["--rocm-target"]),
         endpoint=parse_endpoint(raw["--llm-endpoint"]),
@@ -412,4 +402,7 @@ def from_raw(raw: Mapping[str, Any], rootdir: Path) -> Settings:
                                                           DEFAULT_PAIR_TRIALS))),
         pair_budget=parse_pair_budget(raw.get("--llm-pair-budget"), trials),
         inconclusive=parse_inconclusive(raw.get("--llm-inconclusive", "fail")),
+        engine_image=image,
+        container_runtime=runtime,
+        container_args=parse_container_args(raw.get("--llm-container-arg")),
     )

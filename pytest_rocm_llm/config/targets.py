@@ -66,6 +66,17 @@ class Target:
     def is_gpu(self) -> bool:
         return self.kind == "rocm"
 
+    @property
+    def container_args(self) -> tuple[str, ...]:
+        """What a container of an engine server gets on this target (--llm-engine-image):
+        on ROCm, the GPUs and what RCCL needs, as sglang's ROCm instructions give them; the
+        host's network everywhere (the server's port is the host's, no bridge needed)."""
+        if not self.is_gpu:
+            return ("--network", "host")
+        return ("--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video",
+                "--ipc", "host", "--shm-size", "16g", "--network", "host",
+                "--security-opt", "seccomp=unconfined")
+
 
 def _frozen(d: dict[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(d)
@@ -194,8 +205,9 @@ _GFX = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
 
 
 def detected_gfx_archs(prefix: Sequence[str] = ()) -> set[str] | None:
-    """GPU architectures seen by rocminfo or amd-smi, run through ``prefix`` (the engine's
-    command prefix, so the check looks where the engine will run). None: no tool answered."""
+    """GPU architectures seen by rocminfo or amd-smi, run through ``prefix`` (the exec part of
+    the engine's command, ``Build.exec_part``: ``docker exec CTR``, never the interpreter that
+    follows it, so the check looks where the engine will run). None: no tool answered."""
     for tool in (["rocminfo"], ["amd-smi", "static", "--asic"]):
         if not prefix and shutil.which(tool[0]) is None:
             continue

@@ -285,8 +285,14 @@ def _before_launch(config: pytest.Config, items: list[pytest.Item],
         progress_writer(config)(line)
     if s.endpoint is not None:
         return
+    from pytest_rocm_llm.serving.container import exec_part, reap_dead_runs
+
+    if s.container_runtime is not None:
+        for name in reap_dead_runs(s.container_runtime):
+            progress_writer(config)(f"[rocm-llm] removed container {name}, left by an earlier "
+                                    "run whose pytest died")
     try:
-        check_hardware(s.target, s.engine_prefix or ())
+        check_hardware(s.target, exec_part(s, s.target, s.baseline))
     except HardwareMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
     _build_reference(config, suites, s)

@@ -78,11 +78,14 @@ class CheckContext:
 
 
 def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
+    # A build run from an image (--llm-engine-image) names its own; else the one given.
+    build = next((b for b in ctx.settings.builds if b.name == server.build), None)
+    image = build.image if build is not None and build.image else ctx.settings.container_image
     return collect(
         engine=server.engine, engine_version=server.engine_version,
         profile_argv=profile_argv(ctx.suite, ctx.target, server.profile),
         model=ctx.suite.model_for(ctx.target).id, launch_argv=server.argv,
-        suite_dir=ctx.suite.directory, container_image=ctx.settings.container_image,
+        suite_dir=ctx.suite.directory, container_image=image,
         local=server.process is not None, log_path=server.log_path,
         env={**os.environ, **server.env})
 

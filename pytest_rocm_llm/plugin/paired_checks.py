@@ -61,14 +61,18 @@ def describe_builds(request: pytest.FixtureRequest, ctx: CheckContext, profile: 
     """Both builds' versions and /server_info diff of a profile, once per profile."""
     from pytest_rocm_llm.serving.build_diff import diff_server_info, format_diff
     from pytest_rocm_llm.serving.build_versions import build_versions
+    from pytest_rocm_llm.serving.container import image_identity
     from pytest_rocm_llm.verdicts.provenance import engine_prefix
 
     name = f"{ctx.suite.name}/{profile}"
     if name in ctx.collector.builds or set(servers) != {BASELINE, CANDIDATE}:
         return
     info = {b: _INFO.get((ctx.suite.name, profile, b), {}) for b in servers}
+    images = {b.name: image_identity(ctx.settings.container_runtime or "", b.image)
+              for b in ctx.settings.builds if b.image is not None}
     versions = {b: {"engine": f"{s.engine} {s.engine_version}",
-                    **build_versions(engine_prefix(s.argv))} for b, s in servers.items()}
+                    **build_versions(engine_prefix(s.argv)), **images.get(b, {})}
+                for b, s in servers.items()}
     flags = list(ctx.suite.profile_for(profile, ctx.target).flags)
     cand = ctx.settings.candidate
     cand_flags = list(ctx.suite.profile_for(profile, ctx.target, CANDIDATE).flags) + [

@@ -108,6 +108,9 @@ def _shown_env(pool: ServerPool, suite: Suite, profile: str) -> dict[str, str]:
 
 def _engine_line(suite: Suite, target: Target, settings: Settings) -> str:
     prefix = settings.engine_prefix
+    if settings.engine_image is not None:
+        return (f"{suite.engine}, one container per server from {settings.engine_image} "
+                f"({settings.container_runtime}, --llm-engine-image)")
     if prefix is not None and len(prefix) > 1:
         return f"{suite.engine}, run by `{' '.join(prefix)}` (--llm-engine-cmd)"
     if prefix is not None:
@@ -297,6 +300,9 @@ def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
         profiles = suite.profiles_of(name)
         try:
             prefix = pool.engine_prefix(suite, name, build)
+            chosen = build if build is not None else settings.baseline
+            if chosen.image is not None:  # checked by the image's own engine, in a container
+                prefix = pool.in_container(suite, name, chosen, path) + prefix
             argvs = check_argvs(suite, target, settings, name, path, build)
             progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
                      f"{name}'s own argument parser"

@@ -75,7 +75,9 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
     rank = {name: n + 1 for n, name in enumerate(suite.profiles)}
     rank[suite.default_profile] = 0
     ordered = sorted(checks, key=lambda c: rank.get(suite.check_profile(c, target), 0))
-    sim = _Sim(park=target.max_servers >= 2)
+    # A server in a container is not parked (SIGSTOP would reach the runtime's client only).
+    in_containers = any(b.image is not None for b in settings.builds)
+    sim = _Sim(park=target.max_servers >= 2 and not in_containers)
     lines: list[str] = []
     seen: set[str] = set()
     design = settings_design(settings)

@@ -1,12 +1,13 @@
 """Stop a server's process tree when the pytest process that owns it dies uncleanly.
 
 Run as ``python -m pytest_rocm_llm.serving.guardian OWNER_PID PGID [TAG]`` inside the
-server's process group. A normal stop ends this process first (``STAND_DOWN``); SIGTERM it
-ignores. If the owner dies any other way (SIGKILL: an xdist worker crash, an OOM kill;
-SIGTERM, which ends Python with no cleanup) nothing else would stop the server, so this
-does, the way the owner would: the whole tree, children that left the group included
-(``process_tree``; TAG is the server's environment tag). While it waits it imports only the
-standard library.
+server's process group (``OWNER_PID container RUNTIME NAME`` for a server in a
+container). A normal stop ends this process first (``STAND_DOWN``); SIGTERM it ignores.
+If the owner dies any other way (SIGKILL: an xdist worker crash, an OOM kill; SIGTERM,
+which ends Python with no cleanup) nothing else would stop the server, so this does, the
+way the owner would: the whole tree, children that left the group included
+(``process_tree``; TAG is the server's environment tag), or the container. While it waits
+it imports only the standard library.
 """
 
 from __future__ import annotations
@@ -48,6 +49,20 @@ def main(owner: int, pgid: int, tag: str | None = None, poll_s: float = 0.5,
     return 0
 
 
+def main_container(owner: int, runtime: str, name: str, poll_s: float = 0.5,
+                   grace_s: float = 15.0) -> int:
+    """As ``main``, for a server in a container (serving/container.py): killing the
+    runtime's client never stops the container, so the guardian removes it."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    original_parent = os.getppid()
+    while alive(owner) and os.getppid() == original_parent:
+        time.sleep(poll_s)
+    from pytest_rocm_llm.serving.container import remove
+
+    remove(runtime, name, grace_s)
+    return 0
+
+
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of a process group, from /proc."""
     members = []
@@ -67,4 +82,6 @@ def group_members(pgid: int) -> list[int]:
 
 
 if __name__ == "__main__":
+    if sys.argv[2] == "container":  # OWNER_PID container RUNTIME NAME
+        sys.exit(main_container(int(sys.argv[1]), sys.argv[3], sys.argv[4]))
     sys.exit(main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None))

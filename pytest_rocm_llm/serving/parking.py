@@ -29,8 +29,9 @@ def _group(process: ServerProcess) -> int | None:
 
 
 def park(process: ServerProcess) -> bool:
-    """Stop the server's process group (its workers with it); False if it is gone."""
-    group = _group(process)
+    """Stop the server's process group (its workers with it); False if it is gone, or
+    cannot be parked (a container's: the group is the runtime's client)."""
+    group = _group(process) if getattr(process, "parkable", True) else None
     if group is None:
         return False
     os.killpg(group, signal.SIGSTOP)
@@ -41,6 +42,6 @@ def park(process: ServerProcess) -> bool:
 
 
 def resume(process: ServerProcess) -> None:
-    group = _group(process)
+    group = _group(process) if getattr(process, "parkable", True) else None
     if group is not None:
         os.killpg(group, signal.SIGCONT)

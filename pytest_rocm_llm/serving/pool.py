@@ -32,7 +32,7 @@ from pytest_rocm_llm.errors import Unavailable
 from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.progress_log import progress_to
 from pytest_rocm_llm.redact import redact_text, secret_values
-from pytest_rocm_llm.serving import launch
+from pytest_rocm_llm.serving import container, launch
 from pytest_rocm_llm.serving.engines import EngineError, get_engine
 from pytest_rocm_llm.serving.launch import ConfigProblem, local_model_path, model_missing
 from pytest_rocm_llm.serving.launched import EffectiveConfigMismatch, verify_launched
@@ -105,6 +105,8 @@ class ServerPool:
                     f"run on {engine}, but the {build.name} build's engine (--llm-engine-*/"
                     f"--llm-candidate-*) is for {suite.engine}")
             return build.engine_prefix
+        if build.image is not None and self.target.is_gpu:
+            return ("python3",)  # the image's; the CPU reference's is mounted at its path
         if not self.target.is_gpu:
             from pytest_rocm_llm.serving.reference.provision import ensure_engine
 
@@ -159,9 +161,11 @@ class ServerPool:
                                        f"{self.target.name} (targets: {', '.join(suite.targets)})")
             self._check_hardware()
             prefix = self.engine_prefix(suite, engine, build)
-            state.prefix = prefix
             state.model_path = self._model_path(suite, suite.model_for(self.target), prefix,
                                                 engine, build)
+            if build.image is not None:
+                prefix = self.in_container(suite, engine, build, state.model_path) + prefix
+            state.prefix = prefix
             state.engine_version = self.validate_flags(suite, engine, prefix,
                                                        state.model_path, build)
         except Exception as exc:
@@ -169,11 +173,26 @@ class ServerPool:
             raise
         return state
 
+    def in_container(self, suite: Suite, engine: str, build: Build,
+                     model_path: str) -> tuple[str, ...]:
+        """The build's ``run_prefix``: every profile's environment names (values travel in
+        the client's environment), the model, cache and log directories, and whatever the
+        servers' PYTHONPATH names (the CPU reference's sgl_kernel stub)."""
+        envs = [self.server_env(suite, p, build) for p in suite.profiles_of(engine)]
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        mounts = [m for m in (model_path, str(self.log_dir)) if Path(m).is_dir()]
+        if self.settings.cache_dir.expanduser().is_dir():
+            mounts.append(str(self.settings.cache_dir.expanduser().resolve()))
+        mounts += [p for env in envs for p in env.get("PYTHONPATH", "").split(":") if p]
+        return container.run_prefix(self.settings, self.target, build,
+                                    (k for env in envs for k in env), mounts)
+
     def _check_hardware(self) -> None:
         if not self._hw_checked:
             self._hw_checked = True
             try:
-                check_hardware(self.target, self.settings.engine_prefix or ())
+                check_hardware(self.target, container.exec_part(
+                    self.settings, self.target, self.settings.baseline))
             except HardwareMismatch as exc:
                 self._hw_error = exc
         if self._hw_error is not None:
@@ -318,7 +337,9 @@ class ServerPool:
             log_path=self.log_dir / f"{safe}-{port}.log",
             start_timeout_s=self.settings.start_timeout_s,
         )
-        proc = ServerProcess(spec, self.progress)
+        proc = (ServerProcess(spec, self.progress) if build.image is None else
+                container.ContainerServer(spec, {"suite": suite.name, "profile": profile,
+                                                 "build": build.name}, self.progress))
         with self.phases.measure("server-start", spec.name):
             proc.start()
             try:

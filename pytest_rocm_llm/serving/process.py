@@ -153,13 +153,13 @@ class ServerProcess:
         env[TAG_ENV] = self.tag
         _LOG_SECRETS.setdefault(spec.log_path, set()).update(spec.secrets)
         with open(spec.log_path, "ab") as log:
-            header = redact_text(" ".join(redact_argv(spec.argv)), spec.secrets)
+            header = redact_text(" ".join(redact_argv(self._popen_argv())), spec.secrets)
             log.write(f"$ {header}\n".encode())
             log.flush()
             self._scanned = log.tell()
             try:
                 self.proc = subprocess.Popen(
-                    list(spec.argv), stdout=log, stderr=subprocess.STDOUT,
+                    self._popen_argv(), stdout=log, stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL, env=env, process_group=0,
                 )
             except OSError as exc:
@@ -169,9 +169,7 @@ class ServerProcess:
                 ) from None
         try:
             self.guardian = subprocess.Popen(
-                [sys.executable, "-m", "pytest_rocm_llm.serving.guardian", str(os.getpid()),
-                 str(self.proc.pid), self.tag],
-                process_group=self.proc.pid, stdin=subprocess.DEVNULL,
+                self._guardian_argv(), process_group=self.proc.pid, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONPATH": _package_parent()},
             )
@@ -181,6 +179,14 @@ class ServerProcess:
         start_ledger.record("start", self.tag, spec.name, spec.argv)
         self._say(f"{spec.name}: loading server at {spec.base_url} "
                   f"(pid {self.proc.pid}, log {spec.log_path})")
+
+    def _popen_argv(self) -> list[str]:
+        return list(self.spec.argv)
+
+    def _guardian_argv(self) -> list[str]:
+        assert self.proc is not None
+        return [sys.executable, "-m", "pytest_rocm_llm.serving.guardian", str(os.getpid()),
+                str(self.proc.pid), self.tag]
 
     def wait_ready(self, poll_s: float = 1.0, report_every_s: float = 30.0) -> float:
         """Poll the health endpoint until it answers 200; returns seconds to ready."""

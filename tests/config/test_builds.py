@@ -8,6 +8,8 @@ import sys
 import pytest
 
 from pytest_rocm_llm.config.builds import Build
+from pytest_rocm_llm.config.settings import parse_engine
+from pytest_rocm_llm.errors import ConfigError
 
 
 def test_a_configuration_change_runs_on_the_baselines_install(pytester: pytest.Pytester
@@ -28,7 +30,7 @@ def pytest_collection_finish(session):
     assert line.startswith("BUILDS ['baseline', 'candidate'] Build(name='candidate', "
                            f"engine_prefix=('{sys.executable}',)")
     assert "{'OMP_NUM_THREADS': '1', 'A': 'b c'}" in line
-    assert line.endswith("flags=('--dtype', 'float32')) 3 pass")
+    assert line.endswith("flags=('--dtype', 'float32'), image=None) 3 pass")
 
 
 def test_without_candidate_options_a_run_has_one_build(pytester: pytest.Pytester) -> None:
@@ -65,3 +67,16 @@ def pytest_collection_finish(session):
     monkeypatch.setenv("PYTEST_ROCM_LLM_PAIR_BUDGET", "30")
     result = pytester.runpytest_inprocess("-s")
     assert "BUDGET 30" in result.stdout.lines
+
+
+@pytest.mark.parametrize("cmd", ["docker exec ctr python3", "podman exec -e A=1 ctr python3",
+                                 "sudo docker container exec ctr python3"])
+def test_an_exec_prefix_is_refused_naming_the_image_option(cmd: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_engine(None, cmd)
+    assert "--llm-engine-image IMAGE" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_runtime_that_runs_no_exec_is_not_refused() -> None:
+    # `docker` as the interpreter's name or `exec` elsewhere is no exec client
+    assert parse_engine(None, "env exec=1 python3") == ("env", "exec=1", "python3")

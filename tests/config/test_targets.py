@@ -7,11 +7,14 @@ cannot be produced here, used only to drive the check."""
 from __future__ import annotations
 
 import os
+import shlex
 import stat
+import sys
 from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.config.builds import BASELINE, Build
 from pytest_rocm_llm.config.targets import TARGETS, HardwareMismatch, check_hardware
 from tests.conftest import SMOKE_MODEL
 
@@ -85,3 +88,30 @@ def test_mismatch_stops_the_run_before_any_server(pytester: pytest.Pytester, sui
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "expects gfx950 but this node has gfx942" in result.stderr.str()
     assert "loading server" not in result.stdout.str()
+
+
+def _engine_cmd(bindir: Path) -> tuple[str, ...]:
+    """An engine command prefix whose exec part puts the stand-in GPU tools on PATH (as
+    ``docker exec CTR`` reaches a GPU node's tools), followed by the interpreter."""
+    return ("env", f"PATH={bindir}{os.pathsep}{os.environ['PATH']}", sys.executable)
+
+
+def test_the_check_runs_the_tools_through_the_exec_part_not_the_interpreter(
+        tmp_path: Path) -> None:
+    # The stand-in rocminfo is reachable only through the prefix's exec part, as a GPU
+    # node's tools are only inside the engine's container.
+    build = Build(BASELINE, _engine_cmd(fake_rocminfo(tmp_path / "bin", "gfx950", "MI355X")))
+    assert build.exec_part == build.engine_prefix[:-1]
+    check_hardware(TARGETS["mi355x"], build.exec_part)
+
+
+def test_a_prefixed_run_reports_the_prefixed_nodes_architecture(
+        pytester: pytest.Pytester, suite_dir) -> None:
+    bindir = fake_rocminfo(pytester.path / "nodebin", "gfx942", "MI325X")
+    suite_dir(f'[suite]\nname = "demo"\n{SMOKE_MODEL}\n[profiles.default]\n',
+              {"test_a.py": "def test_a(llm_server): pass"})
+    result = pytester.runpytest("--rocm-target", "mi355x", "--llm-engine-cmd",
+                                shlex.join(_engine_cmd(bindir)))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    # Only the stand-in behind the prefix knows gfx942: the check ran it there.
+    assert "expects gfx950 but this node has gfx942" in result.stderr.str()

@@ -47,6 +47,16 @@ name = "demo"
         (["--llm-pair-trials", "0"], "--llm-pair-trials: invalid value '0'"),
         (["--llm-pair-budget", "65"], "--llm-pair-budget: invalid value '65'; expected "
                                       "trials per build, 1-64"),
+        # killing a `docker exec` client leaves the engine running (docker/cli#5309)
+        (["--llm-engine-cmd", "docker exec -e K ctr python3"],
+         "--llm-engine-cmd: a 'docker exec' prefix is refused (stopping the exec client "
+         "leaves the engine running in the container); pass --llm-engine-image IMAGE"),
+        (["--llm-candidate-cmd", "sudo /usr/bin/podman container exec ctr python3"],
+         "--llm-candidate-cmd: a 'podman exec' prefix is refused"),
+        (["--llm-engine-image", "img", "--llm-engine-cmd", "python3"],
+         "--llm-engine-cmd and --llm-engine-image both given"),
+        (["--llm-candidate-image", "img", "--llm-container-runtime", "lxc"],
+         "--llm-container-runtime: invalid value 'lxc'; accepted: docker, podman"),
         (["--llm-inconclusive", "ignore"], "--llm-inconclusive: invalid value 'ignore'; "
                                            "accepted: fail, pass"),
     ],

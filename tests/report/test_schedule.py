@@ -73,3 +73,12 @@ def test_the_plan_says_which_accuracy_checks_their_items_can_decide() -> None:
     assert "198 items can decide it" in rows["gpqa_accuracy"]
     assert "NOT DECIDABLE (reported, not failed)" in rows["tau2_accuracy"]
     assert "50 items cannot decide it" in rows["tau2_accuracy"]
+
+
+def test_servers_in_containers_restart_even_where_two_fit() -> None:
+    """SIGSTOP would reach the runtime's client, not the engine: no parking."""
+    s = paired("cpu", trials=3)
+    s = dataclasses.replace(s, candidate=dataclasses.replace(s.candidate, image="img:2"))
+    lines = paired_schedule(load_suite(SMOKE), TARGETS["cpu"], s)
+    assert lines[0].endswith("the idle build's server stops: one fits at a time")
+    assert "A (continue)" not in "\n".join(lines)

@@ -103,9 +103,10 @@ def start_sleeping_suite(pytester: pytest.Pytester, suite_dir) -> subprocess.Pop
     return start_pytest(pytester)
 
 
-def start_pytest(pytester: pytest.Pytester) -> subprocess.Popen:
+def start_pytest(pytester: pytest.Pytester, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "pytest", "--rocm-target", "cpu", "-s", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "--rocm-target", "cpu", "-s", "-p", "no:cacheprovider",
+         *args],
         cwd=pytester.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         # A shell's background job inherits SIGINT ignored, and Python then installs no

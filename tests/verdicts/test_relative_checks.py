@@ -202,7 +202,8 @@ def run_check(tmp_path: Path, cached: tuple[str, ...], e2e_fast: float = 1.2):
         return LLMServer("demo", profile, "http://127.0.0.1:1", "sglang", "m", "/m", (), {},
                          "0.5.23")
 
-    ctx = CheckContext(SimpleNamespace(baseline_mode="regen", container_image=None), s,
+    settings = SimpleNamespace(baseline_mode="regen", container_image=None, builds=())
+    ctx = CheckContext(settings, s,  # type: ignore[arg-type]
                        TARGETS["cpu"], RunCollector(), BaselineCache(tmp_path),
                        str, (OSError,))
     request = SimpleNamespace(node=SimpleNamespace(user_properties=[], nodeid="id"),
@@ -249,3 +250,22 @@ def test_glm52_compares_speculation_with_the_same_single_stream_without_it() -> 
     # profile's group (the reference server from the group before is still up).
     spec_group = [c.name for c in s.checks_for(t) if s.check_profile(c, t) == "spec"]
     assert spec_group[0] == "spec_speedup"
+
+
+def test_a_builds_own_image_is_its_provenance(tmp_path: Path) -> None:
+    """--llm-candidate-image: the candidate's values name its image, not the baseline's."""
+    from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE, Build
+    from pytest_rocm_llm.plugin.judging import CheckContext, provenance_of
+    from pytest_rocm_llm.report.collector import RunCollector
+
+    settings = SimpleNamespace(container_image="given:1",
+                               builds=(Build(BASELINE), Build(CANDIDATE, image="new:2")))
+    ctx = CheckContext(settings, parse(), TARGETS["cpu"],  # type: ignore[arg-type]
+                       RunCollector(), BaselineCache(tmp_path), str, (OSError,))
+
+    def server(build: str) -> LLMServer:
+        return LLMServer("demo", "plain", "http://127.0.0.1:1", "sglang", "m", "/m", (), {},
+                         "0.5.23", build=build)
+
+    assert provenance_of(ctx, server(CANDIDATE))["container_image"] == "new:2"
+    assert provenance_of(ctx, server(BASELINE))["container_image"] == "given:1"

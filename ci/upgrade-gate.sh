@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The upgrade gate's recipe (.github/workflows/upgrade-gate.yml runs it on an MI355X node):
+# the build in use (BASELINE_IMAGE) and the new one (CANDIDATE_IMAGE) serve SUITE in one
+# paired run, each server in a container of its own from its image (--llm-*-image), after a
+# plan whose flag checks run in both images. Extra arguments go to both pytest runs (e.g.
+# --llm-container-arg=--volume=/models:/models).
+#
+#   BASELINE_IMAGE=... CANDIDATE_IMAGE=... ci/upgrade-gate.sh [pytest args...]
+#
+# Optional: SUITE (suites/glm52), TARGET (mi355x), INCONCLUSIVE (fail | pass), OUT (where
+# allure-results/ and results.json go: .), PYTEST (pytest).
+set -euo pipefail
+: "${BASELINE_IMAGE:?set BASELINE_IMAGE to the build in use (name:tag or name@digest)}"
+: "${CANDIDATE_IMAGE:?set CANDIDATE_IMAGE to the build to gate}"
+suite="${SUITE:-suites/glm52}"
+out="${OUT:-.}"
+pytest_cmd="${PYTEST:-pytest}"
+common=(--rocm-target "${TARGET:-mi355x}" "$suite"
+        --llm-engine-image "$BASELINE_IMAGE" --llm-candidate-image "$CANDIDATE_IMAGE" "$@")
+
+# Exit status 0: the run can go ahead (every profile's flags accepted by both images' own
+# parsers, model present). Anything else stops here, before a server starts.
+"$pytest_cmd" --llm-plan "${common[@]}"
+
+"$pytest_cmd" "${common[@]}" --llm-inconclusive="${INCONCLUSIVE:-fail}" \
+    --alluredir "$out/allure-results" --llm-results "$out/results.json"

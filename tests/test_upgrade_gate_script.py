@@ -1,0 +1,45 @@
+"""ci/upgrade-gate.sh, the upgrade gate's recipe: the plan first (a failing plan stops it
+before any server), then the paired run, both with both images and the caller's arguments.
+pytest is replaced by a script that records its arguments (the real recipe, run through two
+CPU-reference images with docker, took 12 minutes here: not a fast test)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+SCRIPT = ROOT / "ci" / "upgrade-gate.sh"
+
+
+def run(tmp_path: Path, plan_exit: int) -> tuple[int, list[list[str]]]:
+    record = tmp_path / "calls"
+    fake = tmp_path / "pytest"
+    fake.write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> {record}; echo >> {record}\n'
+                    f'case "$1" in --llm-plan) exit {plan_exit};; esac\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "BASELINE_IMAGE": "img:old", "CANDIDATE_IMAGE": "img:new",
+           "PYTEST": str(fake), "OUT": str(tmp_path), "TARGET": "cpu"}
+    proc = subprocess.run([str(SCRIPT), "--llm-container-arg=--volume=/m:/m"], env=env,
+                          capture_output=True, timeout=30)
+    calls = [line.rstrip("|").split("|") for line in record.read_text().splitlines()]
+    return proc.returncode, calls
+
+
+def test_the_plan_runs_first_then_the_paired_run_with_both_images(tmp_path: Path) -> None:
+    code, calls = run(tmp_path, 0)
+    assert code == 0 and len(calls) == 2
+    plan, paired = calls
+    assert plan[0] == "--llm-plan"
+    for call in calls:
+        assert " ".join(call).count("--llm-engine-image img:old --llm-candidate-image "
+                                    "img:new --llm-container-arg=--volume=/m:/m") == 1
+    assert "--llm-inconclusive=fail" in paired
+    assert f"{tmp_path}/results.json" in paired
+
+
+def test_a_failing_plan_stops_the_recipe(tmp_path: Path) -> None:
+    code, calls = run(tmp_path, 12)
+    assert code == 12 and len(calls) == 1
