@@ -5,8 +5,8 @@ The same build against itself is never "regressed"; a candidate whose every forw
 three times as long (tests/stand_ins/slow_forward, factor 2: start-up and load untouched) is
 "regressed" on decode speed; a candidate serving in another dtype changes greedy outputs, and
 the report says on how many prompts. Sized to what each assertion needs on two cores: a
-2-request, 16-token decode in sequential A-B-B-A blocks, 4 to 8 trials per build
-(--llm-pair-trials 4 --llm-pair-budget 8 instead of the CPU default budget: these assertions
+2-request, 16-token decode in sequential A-B-B-A blocks, 4 to 6 trials per build
+(--llm-pair-trials 4 --llm-pair-budget 6 instead of the CPU default budget: these assertions
 need no more), 8 arithmetic items."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ baseline = "none"
 """
 TESTS = {"test_pair.py": "def test_check(llm_check, llm_judge):\n    llm_judge(llm_check)\n"}
 
-SEQUENTIAL = ("--llm-pair-trials", "4", "--llm-pair-budget", "8")
+SEQUENTIAL = ("--llm-pair-trials", "4", "--llm-pair-budget", "6")
 
 # Measures speed (or a sending rate): nothing else may run beside it (tests/conftest.py).
 pytestmark = [pytest.mark.engine, pytest.mark.alone]
