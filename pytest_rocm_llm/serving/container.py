@@ -31,7 +31,7 @@ from pathlib import Path
 from pytest_rocm_llm.config.builds import Build
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.targets import Target
-from pytest_rocm_llm.serving.guardian import STAND_DOWN, alive
+from pytest_rocm_llm.serving.guardian import alive
 from pytest_rocm_llm.serving.process import LaunchSpec, ServerProcess
 from pytest_rocm_llm.serving.process_tree import Leak
 
@@ -96,13 +96,9 @@ class ContainerServer(ServerProcess):
                 "container", self.runtime, self.container]
 
     def stop(self, grace_s: float = 20.0) -> int | None:
-        proc, self.proc = self.proc, None
+        proc, _ = self._release()
         if proc is None:
             return None
-        guardian, self.guardian = self.guardian, None
-        if guardian is not None:
-            with contextlib.suppress(ProcessLookupError):
-                guardian.send_signal(STAND_DOWN)
         remove(self.runtime, self.container, grace_s)
         try:
             code = proc.wait(timeout=grace_s + 30)

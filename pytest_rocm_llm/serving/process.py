@@ -266,17 +266,25 @@ class ServerProcess:
             raise ServerDied(f"{self.spec.name}: server process exited with code {code}",
                              self.spec.log_path, log_tail(self.spec.log_path))
 
+    def _release(self) -> tuple[subprocess.Popen[bytes] | None, subprocess.Popen[bytes] | None]:
+        """Take the server and its guardian from this object, the guardian stood down: it
+        ignores the SIGTERM the tree is about to get, and this stop is the owner's own.
+        Every variant's stop starts here."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None, None
+        guardian, self.guardian = self.guardian, None
+        if guardian is not None:
+            with contextlib.suppress(ProcessLookupError):
+                guardian.send_signal(STAND_DOWN)
+        return proc, guardian
+
     def stop(self, grace_s: float = 20.0) -> int | None:
         """SIGTERM the whole process tree, SIGKILL what is left after ``grace_s``, then find
         leaks (``self.leaks``). Returns the leader's exit code."""
-        proc, self.proc = self.proc, None
+        proc, guardian = self._release()
         if proc is None:
             return None
-        guardian, self.guardian = self.guardian, None
-        if guardian is not None:
-            # It ignores the SIGTERM the tree is about to get; this stop is the owner's own.
-            with contextlib.suppress(ProcessLookupError):
-                guardian.send_signal(STAND_DOWN)
         own = [proc] + ([guardian] if guardian is not None else [])
         stop_tree(server_tree(proc.pid, self.tag), grace_s, own)
         self.leaks = find_leaks(proc.pid, self.tag, self.spec.secrets)
