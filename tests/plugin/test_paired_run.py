@@ -94,7 +94,10 @@ def test_the_same_build_against_itself_is_not_regressed(pytester: pytest.Pyteste
     # whole blocks only: the gate stops at the look that decides, else at the budget
     assert row["check"] == "decode_speed" and row["n"] in (4, 6, 8), row
     assert row["status"] != "regressed", row["detail"]
-    assert ("decided at look" in row["detail"] if row["status"] == "pass"
+    # pass and improved are both decisions (CI saw "improved", +4.9% [+0.2%, +9.7%] over 4
+    # trials: one server per build, parked between trials, carries its own instance offset)
+    decided = row["status"] in ("pass", "improved")
+    assert ("decided at look" in row["detail"] if decided
             else "undecided at the budget" in row["detail"]), row["detail"]
     assert result.ret == 0
 
