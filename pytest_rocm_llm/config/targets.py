@@ -29,6 +29,12 @@ GPU_TRIAL_CV_SOURCE = ("assumed: from sglang's AMD nightly spread (output throug
 # CPU reference: a PLACEHOLDER, to be measured on the reference (replace this one constant).
 CPU_TRIAL_CV = 0.03
 CPU_TRIAL_CV_SOURCE = "placeholder, to be measured on the CPU reference"
+# Between-server spread: how far two servers of one build sit apart for their whole life.
+# It matters where a paired run keeps one server per build (the CPU reference parks the idle
+# one): every pair then shares the two servers' levels. GPU nodes stop and restart at each
+# switch, so a server's level varies block to block and is in the trial spread already.
+CPU_INSTANCE_CV = 0.03
+CPU_INSTANCE_CV_SOURCE = "placeholder, to be measured: benchmarks/bench_same_build.py"
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,9 @@ class Target:
     # expected trials (verdicts/sequential.py). Where it comes from, said beside it.
     trial_cv: float = GPU_TRIAL_CV
     trial_cv_source: str = GPU_TRIAL_CV_SOURCE
+    # A server's own level, CV across servers of one build (used where servers are parked).
+    instance_cv: float = 0.0
+    instance_cv_source: str = "not used: servers restart at every switch of build"
 
     @property
     def is_gpu(self) -> bool:
@@ -137,6 +146,8 @@ TARGETS: Mapping[str, Target] = _frozen(
             max_servers=2,
             trial_cv=CPU_TRIAL_CV,
             trial_cv_source=CPU_TRIAL_CV_SOURCE,
+            instance_cv=CPU_INSTANCE_CV,
+            instance_cv_source=CPU_INSTANCE_CV_SOURCE,
             # sglang takes its CPU code paths only with SGLANG_USE_CPU_ENGINE=1 (otherwise it
             # reaches for CUDA or vLLM kernels even with --device cpu).
             env=_frozen({"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "",

@@ -136,7 +136,8 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
            if sim.park else "the idle build's server stops: one fits at a time")
     head = [f"paired schedule: A = baseline, B = candidate; {how}",
             f"  sequential trials: {design.describe()}; trial CV {target.trial_cv:.1%} "
-            f"({target.trial_cv_source})",
+            f"({target.trial_cv_source})" + (
+                f"; instance CV: {target.instance_cv_source}" if design.instance_cv else ""),
             *lines,
             f"  server starts: {sim.starts} ({sim.restarts} restart(s)), "
             f"continues: {sim.continues}, for the minimum trials; about {2 * further:.0f} "

@@ -18,8 +18,13 @@ an even number of trials per build (whole A-B-B-A blocks).
 Performance. Per pair r_i = log(b_i / a_i); the mean of r and its Student t interval at
 1 - alpha (two-sided; ``scipy.stats.t``, a declared dependency, imported only when called).
 Reported relative: delta = exp(mean) - 1 and its interval exp(mean -+ h) - 1, signed as
-measured (a latency 10% up is +10%). ``baseline`` and ``candidate`` are the plain means of
-the trials, shown for reading; the verdict uses the paired ratios only.
+measured (a latency 10% up is +10%). Where each build keeps one server for the whole run (the
+CPU reference parks the idle one instead of restarting it), every pair shares that server's
+own level: ``instance_cv`` (the target's measured between-server spread) adds 2 * cv^2 to the
+mean's variance, with Welch-Satterthwaite degrees of freedom, since more trials on the same
+two servers cannot average it away (benchmarks/bench_same_build.py measures it).
+``baseline`` and ``candidate`` are the plain means of the trials, shown for reading; the
+verdict uses the paired ratios only.
 
 Accuracy. The same items answered by both builds: the exact McNemar test on the discordant
 items (``correctness.accuracy.stats.mcnemar``) and Newcombe's (1998) method 10 interval for
@@ -153,7 +158,7 @@ def unpaired(check: str, metric: str, unit: str, direction: Direction,
 
 
 @lru_cache(maxsize=4096)
-def _t_quantile(q: float, df: int) -> float:
+def _t_quantile(q: float, df: float) -> float:
     from scipy.stats import t as student_t
 
     return float(student_t.ppf(q, df))
@@ -194,8 +199,23 @@ def _zero_verdict(pairs: Sequence[tuple[float, float]], sign: float, metric: str
     return "inconclusive", said + " (both ways)"
 
 
+def half_width(s: float, n: int, alpha: float, instance_cv: float = 0.0) -> float:
+    """Half-width of the mean log ratio's interval at 1 - alpha: the t interval of ``n``
+    pairs with spread ``s``, widened by two servers' own levels (``instance_cv`` each) when
+    every pair shares them; Welch-Satterthwaite degrees of freedom for the sum."""
+    v_trials, v_servers = s * s / n, 2 * instance_cv * instance_cv
+    if v_servers <= 0:
+        return _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n)
+    var = v_trials + v_servers
+    if v_trials <= 0:
+        return NormalDist().inv_cdf(1 - alpha / 2) * math.sqrt(var)
+    df = var * var / (v_trials * v_trials / (n - 1))
+    return _t_quantile(1 - alpha / 2, round(df, 1)) * math.sqrt(var)
+
+
 def _trials_to_decide(good_mean: float, s: float, have: int, pass_bound: float,
-                      tolerance_log: float, alpha: float) -> int | None:
+                      tolerance_log: float, alpha: float,
+                      instance_cv: float = 0.0) -> int | None:
     """Smallest trials per build whose t half-width h at this spread would either show
     not-worse (good_mean - h > pass_bound) or surely worse (good_mean + h < 0 beyond the
     tolerance). None when no count would (the effect sits on a boundary) or s is 0."""
@@ -206,7 +226,7 @@ def _trials_to_decide(good_mean: float, s: float, have: int, pass_bound: float,
         return None
 
     def decides(n: int) -> bool:
-        return _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n) < target
+        return half_width(s, n, alpha, instance_cv) < target
 
     lo, hi = max(MIN_PAIRS, have + 1), _MAX_TRIALS_ESTIMATE
     if not decides(hi):
@@ -220,9 +240,11 @@ def _trials_to_decide(good_mean: float, s: float, have: int, pass_bound: float,
 def paired_performance(check: str, metric: str, unit: str, direction: Direction,
                        a: Sequence[float], b: Sequence[float], *,
                        order: Sequence[str] | None = None, margin: float = 0.05,
-                       tolerance: float = 0.02, alpha: float = DEFAULT_ALPHA) -> PairedVerdict:
+                       tolerance: float = 0.02, alpha: float = DEFAULT_ALPHA,
+                       instance_cv: float = 0.0) -> PairedVerdict:
     """The paired verdict on per-trial values of A and B (each in time order, run in
-    ``order``; default ``balanced_order(len(a))``)."""
+    ``order``; default ``balanced_order(len(a))``); ``instance_cv`` > 0 when each build's
+    trials all ran on one server (see the module's note)."""
     pairs = _pairs(a, b, order)
     n = len(pairs)
     sign = 1.0 if direction == "higher" else -1.0
@@ -232,7 +254,9 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
     common = PairedVerdict(
         check, metric, unit, direction, fmean(a) if a else math.nan,
         fmean(b) if b else math.nan, math.nan, math.nan, math.nan, "inconclusive", n,
-        "paired t on log ratios (A-B-B-A)", "", alpha=alpha, margin=margin,
+        "paired t on log ratios (A-B-B-A)" + (
+            f" + one server per build, instance CV {instance_cv:.1%}" if instance_cv else ""),
+        "", alpha=alpha, margin=margin,
         tolerance=tolerance, pairs=ratios)
     if zeros is not None:
         status, why = zeros
@@ -245,7 +269,7 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
                               f"trials per build; got {n}")
     mean = fmean(ratios)
     s = math.sqrt(sum((r - mean) ** 2 for r in ratios) / (n - 1))
-    h = _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n)
+    h = half_width(s, n, alpha, instance_cv)
     # A sequential first look spends almost no alpha: its half-width can pass exp's range.
     delta, lo, hi = (math.exp(min(x, 700.0)) - 1 for x in (mean, mean - h, mean + h))
     effect, e_lo, e_hi = (delta, lo, hi) if sign > 0 else (-delta, -hi, -lo)
@@ -257,9 +281,13 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
         # the good-direction log bounds of "not worse than the margin" and "the tolerance"
         pass_bound = math.log(1 - margin) if sign > 0 else -math.log(1 + margin)
         tol_log = math.log(1 - tolerance) if sign > 0 else -math.log(1 + tolerance)
-        needed = _trials_to_decide(sign * mean, s, n, pass_bound, tol_log, alpha)
+        needed = _trials_to_decide(sign * mean, s, n, pass_bound, tol_log, alpha,
+                                   instance_cv)
         detail += ("; the interval is too wide to decide: about "
                    f"{needed} trials per build would decide at this spread" if needed else
+                   "; one server per build: their own levels (instance CV "
+                   f"{instance_cv:.1%}) bound the interval, so more trials on the same two "
+                   "servers would not decide" if instance_cv else
                    "; the effect sits on the margin: more trials per build would not decide "
                    "at this spread")
     return replace(common, delta=delta, ci_low=lo, ci_high=hi, status=status, detail=detail,

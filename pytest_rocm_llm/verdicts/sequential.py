@@ -92,6 +92,9 @@ class SequentialDesign:
     minimum: int
     budget: int
     alpha: float = DEFAULT_ALPHA
+    # > 0 when each build keeps one server for the whole run (parked, not restarted): the
+    # servers' own levels, which more trials cannot average away (verdicts/paired.py)
+    instance_cv: float = 0.0
 
     def __post_init__(self) -> None:
         if self.minimum % BLOCK_TRIALS or self.budget % BLOCK_TRIALS:
@@ -102,10 +105,11 @@ class SequentialDesign:
                              f"{BLOCK_TRIALS} and the budget {self.budget}")
 
     @classmethod
-    def of(cls, minimum: int, budget: int, alpha: float = DEFAULT_ALPHA) -> SequentialDesign:
+    def of(cls, minimum: int, budget: int, alpha: float = DEFAULT_ALPHA,
+           instance_cv: float = 0.0) -> SequentialDesign:
         """Whole blocks: the minimum rounded up, the budget at least the minimum."""
         lo = whole_blocks(minimum)
-        return cls(lo, max(lo, whole_blocks(budget)), alpha)
+        return cls(lo, max(lo, whole_blocks(budget)), alpha, instance_cv)
 
     def looks(self) -> list[int]:
         return list(range(self.minimum, self.budget + 1, BLOCK_TRIALS))
@@ -120,8 +124,10 @@ class SequentialDesign:
         return obf_spent(trials / self.budget, self.alpha) - before
 
     def describe(self) -> str:
+        servers = (f"; one server per build for the whole run, their instance CV "
+                   f"{self.instance_cv:.1%} in every interval" if self.instance_cv else "")
         return (f"{self.minimum}-{self.budget} trials per build, a look every A-B-B-A "
-                f"block, {SPENDING} of alpha {self.alpha:g}")
+                f"block, {SPENDING} of alpha {self.alpha:g}{servers}")
 
 
 @dataclass(frozen=True)
@@ -170,7 +176,7 @@ class SequentialGate:
             try:
                 v = paired_performance(c.name, c.metric, c.unit, c.direction, got[0], got[1],
                                        order=order, margin=c.margin, tolerance=c.tolerance,
-                                       alpha=alpha)
+                                       alpha=alpha, instance_cv=self.design.instance_cv)
             except ValueError as exc:  # a negative or NaN measurement: say so, in its row
                 self.verdicts[c.name] = unpaired(c.name, c.metric, c.unit, c.direction,
                                                  str(exc))
@@ -203,17 +209,28 @@ def run_sequential(design: SequentialDesign, checks: Sequence[PairedCheck],
 
 
 def design_for(minimum: int, budget: int | None, trial_cv: float,
-               alpha: float = DEFAULT_ALPHA) -> SequentialDesign:
+               alpha: float = DEFAULT_ALPHA, instance_cv: float = 0.0) -> SequentialDesign:
     """A run's design: ``--llm-pair-trials`` and ``--llm-pair-budget`` (None: the default
     budget at the target's trial CV), in whole blocks."""
     return SequentialDesign.of(minimum, budget if budget is not None
-                               else default_budget(trial_cv, alpha), alpha)
+                               else default_budget(trial_cv, alpha), alpha, instance_cv)
+
+
+def parks_servers(settings: Settings) -> bool:
+    """Whether a paired run keeps one server per build for the whole run: the pool parks the
+    idle build's server where two fit (serving/pool.py) and it runs natively (a container's
+    server is stopped and started again at each switch, as on a GPU node)."""
+    t = settings.target
+    return (t is not None and t.max_servers >= 2
+            and not any(b.image for b in settings.builds))
 
 
 def settings_design(settings: Settings) -> SequentialDesign:
-    """The run's design from its settings and its target's trial CV."""
-    cv = settings.target.trial_cv if settings.target is not None else 0.0
-    return design_for(settings.pair_trials, settings.pair_budget, cv)
+    """The run's design from its settings and its target's trial and instance CVs."""
+    t = settings.target
+    cv = t.trial_cv if t is not None else 0.0
+    inst = t.instance_cv if t is not None and parks_servers(settings) else 0.0
+    return design_for(settings.pair_trials, settings.pair_budget, cv, instance_cv=inst)
 
 
 @lru_cache(maxsize=64)
@@ -229,8 +246,10 @@ def expected_trials(design: SequentialDesign, cv: float, effect: float = 0.0,
     for _ in range(runs):
         a: list[float] = []
         b: list[float] = []
+        # each build's one server sits at its own level (0 when servers restart)
+        level = {side: rng.gauss(0.0, design.instance_cv) for side in "AB"}
         for side in order:
-            x = 100.0 * math.exp(rng.gauss(0.0, cv))
+            x = 100.0 * math.exp(rng.gauss(level[side], cv))
             (a if side == "A" else b).append(x if side == "A" else x * (1 + effect))
         gate = SequentialGate(design, [_SIM])
         for n in design.looks():

@@ -77,3 +77,58 @@ def test_a_broken_measurement_gets_a_row_not_a_crash() -> None:
     assert gate.look(2, list("ABBA"), lambda m: ([1.0, math.nan], [1.0, 1.0]))
     v = gate.verdicts["decode_speed"]
     assert v is not None and v.status == "unpaired" and "finite values" in v.detail
+
+
+# Two servers of one build, one per build for the whole run: CI read +4.9% [+0.2%, +9.7%]
+# for the same build against itself (4 trials per build, quiet trials, a steady offset).
+SAME_A, SAME_B = [18.8, 19.3, 19.1, 19.0], [20.3, 19.8, 20.0, 19.2]
+
+
+def test_one_server_per_build_widens_the_interval_by_the_servers_own_levels() -> None:
+    plain = SequentialGate(SequentialDesign(4, 4), [SPEED])
+    parked = SequentialGate(SequentialDesign(4, 4, instance_cv=0.03), [SPEED])
+    for gate in (plain, parked):
+        gate.look(4, list("ABBAABBA"), lambda metric: (SAME_A, SAME_B))
+    loose, held = plain.verdicts["decode_speed"], parked.verdicts["decode_speed"]
+    assert loose is not None and held is not None
+    assert loose.status in ("pass", "improved")  # the trials alone see no server offset
+    assert held.status == "inconclusive", held.detail
+    assert held.ci_low < -0.05 < 0.05 < held.ci_high
+    assert "instance CV 3.0%" in held.detail and "would not decide" in held.detail
+    assert "instance CV 3.0%" in held.method
+
+
+def test_a_real_slowdown_is_still_regressed_with_one_server_per_build() -> None:
+    gate = SequentialGate(SequentialDesign(4, 4, instance_cv=0.03), [SPEED])
+    slow = [x * 0.6 for x in SAME_A]
+    gate.look(4, list("ABBAABBA"), lambda metric: (SAME_A, slow))
+    v = gate.verdicts["decode_speed"]
+    assert v is not None and v.status == "regressed", v.detail
+
+
+def test_the_instance_spread_applies_where_servers_are_parked_only() -> None:
+    import dataclasses
+    from pathlib import Path
+
+    from pytest_rocm_llm.config.builds import CANDIDATE, Build
+    from pytest_rocm_llm.config.settings import Settings
+    from pytest_rocm_llm.verdicts.sequential import settings_design
+
+    def run(target: str, image: str | None = None) -> SequentialDesign:
+        base = Settings(TARGETS[target], None, None, None, 600.0, False, None, "127.0.0.1",
+                        Path("."))
+        return settings_design(dataclasses.replace(
+            base, candidate=Build(CANDIDATE, None, {"X": "1"}, image=image)))
+
+    assert run("cpu").instance_cv == TARGETS["cpu"].instance_cv > 0  # parked natively
+    assert run("cpu", image="img:2").instance_cv == 0.0  # restarted in containers
+    assert run("mi355x").instance_cv == 0.0  # one server fits: stopped and restarted
+    assert "instance CV" in run("cpu").describe()
+
+
+def test_the_plan_expects_servers_own_levels_to_leave_more_undecided() -> None:
+    from pytest_rocm_llm.verdicts.sequential import expected_trials
+
+    _, plain = expected_trials(SequentialDesign(4, 18), 0.01)
+    _, parked = expected_trials(SequentialDesign(4, 18, instance_cv=0.03), 0.01)
+    assert plain < 0.05 < parked
