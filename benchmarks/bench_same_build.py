@@ -14,8 +14,8 @@ same-build delta from run to run against the spread the runs' own intervals assu
 
 Prints, per run, the delta, its interval and verdict; then the between-run SD of the mean log
 ratio, the mean within-run standard error, their ratio, and the server-instance CV it implies
-(var_between = 2 * instance_cv^2 + se^2). Needs a quiet machine: a neighbour's load moves
-one server's trials and not the other's.
+(var_between = 2 * instance_cv^2 + se^2), and the trial CV within one server. Needs a quiet
+machine: a neighbour's load moves one server's trials and not the other's.
 """
 
 from __future__ import annotations
@@ -77,7 +77,11 @@ def one_run(work: Path, i: int, trials: int) -> dict:
     if not results.exists():
         raise SystemExit(f"run {i}: no results file (exit {done.returncode}):\n"
                          f"{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
-    (row,) = json.loads(results.read_text())["paired"]
+    doc = json.loads(results.read_text())
+    (row,) = doc["paired"]
+    trials = doc["builds"]["same/decode"]
+    row["trial_values"] = [[t[row["metric"]] for t in trials[side]]
+                           for side in ("baseline_trials", "candidate_trials")]
     return row
 
 
@@ -88,7 +92,10 @@ def analyse(rows: list[dict]) -> dict[str, float]:
     between = stdev(means) if len(means) > 1 else math.nan
     within = math.sqrt(fmean(s * s for s in ses))
     excess = between ** 2 - within ** 2
+    # one build's trials on one server: the trial CV (CPU_TRIAL_CV), pooled over builds
+    cvs = [stdev(v) / fmean(v) for r in rows for v in r.get("trial_values", []) if len(v) > 1]
     return {"between_sd": between, "within_se": within, "ratio": between / within,
+            "trial_cv": math.sqrt(fmean(c * c for c in cvs)) if cvs else math.nan,
             "instance_cv": math.sqrt(excess / 2) if excess > 0 else 0.0,
             "mean_delta": math.exp(fmean(means)) - 1}
 
@@ -101,7 +108,8 @@ def show(rows: list[dict]) -> dict[str, float]:
     a = analyse(rows)
     print(f"between-run SD of the same-build log ratio {a['between_sd']:.2%}; mean within-run "
           f"standard error {a['within_se']:.2%}; ratio {a['ratio']:.2f}; implied server-"
-          f"instance CV {a['instance_cv']:.2%} (mean delta {a['mean_delta']:+.1%})")
+          f"instance CV {a['instance_cv']:.2%} (mean delta {a['mean_delta']:+.1%}); "
+          f"trial CV within one server {a['trial_cv']:.2%}")
     return a
 
 
@@ -114,7 +122,9 @@ def main() -> int:
     if args.quick:  # the analysis on fixed rows: two runs apart by more than their SEs
         rows = [{"delta": math.exp(m) - 1, "ci_low": -0.1, "ci_high": 0.1, "status": "x",
                  "n": 4, "baseline": 1.0, "candidate": 1.0,
-                 "pairs": [m - 0.01, m + 0.01, m - 0.005, m + 0.005]} for m in (0.05, -0.03)]
+                 "pairs": [m - 0.01, m + 0.01, m - 0.005, m + 0.005],
+                 "trial_values": [[10.0, 10.2, 9.9, 10.1], [10.0, 10.1, 10.2, 9.8]]}
+                for m in (0.05, -0.03)]
         a = show(rows)
         return 0 if a["ratio"] > 1 and a["instance_cv"] > 0 else 1
     with tempfile.TemporaryDirectory(prefix="bench-same-build-") as tmp:
