@@ -118,6 +118,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=4)
     ap.add_argument("--trials", type=int, default=4)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", type=Path, help="write the runs' rows here (JSON), to pool later")
     args = ap.parse_args()
     if args.quick:  # the analysis on fixed rows: two runs apart by more than their SEs
         rows = [{"delta": math.exp(m) - 1, "ci_low": -0.1, "ci_high": 0.1, "status": "x",
@@ -137,6 +138,8 @@ def main() -> int:
             rows.append(one_run(work, i, args.trials))
             r = rows[-1]
             print(f"run {i}/{args.runs}: {r['delta']:+.1%} {r['status']}", flush=True)
+            if args.out:
+                args.out.write_text(json.dumps(rows, indent=1))
         show(rows)
     return 0
 
