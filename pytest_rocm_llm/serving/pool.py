@@ -211,6 +211,10 @@ class ServerPool:
         with self.phases.measure("flag-check", f"{suite.name}/{engine_name}{who}"):
             version, checks = engine.check_flags(
                 prefix, argvs, env=self.server_env(suite, first, build))
+        if checks and all(c.kept for c in checks):
+            self.progress(f"[rocm-llm] {suite.name}: the same command lines were accepted by "
+                          f"this {engine_name} environment before (a completed CPU reference "
+                          "environment never changes): that verdict is kept")
         bad = [c for c in checks if not c.ok]
         if bad:
             # A parser's message may quote a flag's value, credentials included.

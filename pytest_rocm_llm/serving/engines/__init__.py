@@ -17,6 +17,7 @@ from pytest_rocm_llm.config.targets import FlagValue
 from pytest_rocm_llm.errors import InfrastructureError
 from pytest_rocm_llm.log_tail import text_tail
 from pytest_rocm_llm.redact import redact_argv
+from pytest_rocm_llm.serving.engines import flag_cache
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.serving.speculation import SpecCounters
@@ -46,6 +47,9 @@ class FlagCheck:
     ok: bool
     message: str = ""
     unknown: tuple[str, ...] = ()
+    # the verdict of an earlier run of the same check in the same immutable environment
+    # (engines/flag_cache.py), not of a parser started now
+    kept: bool = False
 
 
 class EngineError(InfrastructureError):
@@ -65,6 +69,11 @@ def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, li
     # user of the node (ps), and whether a flag parses never depends on a secret's value
     # (stdin would hide it too, but `docker exec` without -i forwards no stdin).
     masked = {name: redact_argv(argv) for name, argv in profiles.items()}
+    entry = flag_cache.entry_path(prefix, script, masked, env)
+    kept = flag_cache.load(entry)
+    if kept is not None:
+        return kept["version"], [FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]),
+                                           kept=True) for name, r in kept["results"].items()]
     argv = [*prefix, "-c", script, json.dumps(masked)]
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
@@ -86,6 +95,7 @@ def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, li
                           f"--llm-engine-cmd at the {label} environment")
     checks = [FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]))
               for name, r in data["results"].items()]
+    flag_cache.store(entry, data)
     return data["version"], checks
 
 
