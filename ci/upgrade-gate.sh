@@ -8,12 +8,13 @@
 #   BASELINE_IMAGE=... CANDIDATE_IMAGE=... ci/upgrade-gate.sh [pytest args...]
 #
 # Optional: SUITE (suites/glm52), TARGET (mi355x), INCONCLUSIVE (fail | pass), OUT (where
-# allure-results/ and results.json go: .), PYTEST (pytest).
+# allure-results/, results.json and server-logs/ go: .), PYTEST (pytest).
 set -euo pipefail
 : "${BASELINE_IMAGE:?set BASELINE_IMAGE to the build in use (name:tag or name@digest)}"
 : "${CANDIDATE_IMAGE:?set CANDIDATE_IMAGE to the build to gate}"
 suite="${SUITE:-suites/glm52}"
 out="${OUT:-.}"
+mkdir -p "$out"  # --llm-results refuses a directory that does not exist
 pytest_cmd="${PYTEST:-pytest}"
 common=(--rocm-target "${TARGET:-mi355x}" "$suite"
         --llm-engine-image "$BASELINE_IMAGE" --llm-candidate-image "$CANDIDATE_IMAGE" "$@")
@@ -22,5 +23,8 @@ common=(--rocm-target "${TARGET:-mi355x}" "$suite"
 # parsers, model present). Anything else stops here, before a server starts.
 "$pytest_cmd" --llm-plan "${common[@]}"
 
+# Both builds' server logs are kept (a clean stop deletes them otherwise): with the results
+# JSON and the Allure results they are what the workflow uploads.
 "$pytest_cmd" "${common[@]}" --llm-inconclusive="${INCONCLUSIVE:-fail}" \
-    --alluredir "$out/allure-results" --llm-results "$out/results.json"
+    --alluredir "$out/allure-results" --llm-results "$out/results.json" \
+    --llm-keep-logs --llm-log-dir "$out/server-logs"

@@ -1,7 +1,8 @@
 """ci/upgrade-gate.sh, the upgrade gate's recipe: the plan first (a failing plan stops it
 before any server), then the paired run, both with both images and the caller's arguments.
-pytest is replaced by a script that records its arguments (the real recipe, run through two
-CPU-reference images with docker, took 12 minutes here: not a fast test)."""
+pytest is replaced by a script that records its arguments, so the order and the arguments are
+held in seconds; the real recipe through two CPU-reference images and a real docker daemon is
+tests/serving/test_engine_upgrade_gate.py."""
 
 from __future__ import annotations
 

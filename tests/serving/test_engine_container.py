@@ -3,27 +3,19 @@ CPU reference: a decode, the profile's environment as the engine sees it, and no
 in `docker ps -a` after a normal end or after SIGKILL of pytest. Skipped where no docker
 daemon answers.
 
-The image is the smallest that holds the CPU reference: an imported near-empty root (a few
-directories; vfs copies every layer per container, so a real base image would cost GBs per
-start) whose /usr, /etc and the engine environment's base interpreter are the host's,
-bind-mounted read-only (--llm-container-arg); the engine environment, model and stub are
-mounted by the plugin itself (cache directory, PYTHONPATH).
+The image: tests/cpu_ref_image.py.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import shutil
-import subprocess
-import tarfile
 import time
-from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.conftest import REFERENCE_CACHE, SMOKE_MODEL
+from tests.conftest import SMOKE_MODEL
+from tests.cpu_ref_image import container_args, docker_answers, docker_ps, ensure_image
 from tests.serving.test_engine_lifecycle import read_until, start_pytest
 
 pytestmark = [pytest.mark.engine, pytest.mark.container]
@@ -65,39 +57,13 @@ def test_decode(llm_server):
 """
 
 
-def docker_ps() -> set[str]:
-    out = subprocess.run(["docker", "ps", "-a", "-q", "--no-trunc"], capture_output=True,
-                         text=True, check=True).stdout
-    return set(out.split())
-
-
 @pytest.fixture(scope="module")
 def image_args(request: pytest.FixtureRequest) -> list[str]:
     """Options that run the CPU reference in IMAGE (built here when missing)."""
-    if shutil.which("docker") is None or subprocess.run(
-            ["docker", "info"], capture_output=True).returncode != 0:
+    if not docker_answers():
         pytest.skip("no docker daemon reachable")
     request.getfixturevalue("reference_model_dir")  # only now: a skip builds nothing
-    if subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True).returncode:
-        data = io.BytesIO()
-        with tarfile.open(fileobj=data, mode="w") as tar:
-            for name in ("usr", "etc", "root", "tmp", "proc", "sys", "dev", "sbin"):
-                info = tarfile.TarInfo(name)
-                info.type, info.mode = tarfile.DIRTYPE, 0o1777 if name == "tmp" else 0o755
-                tar.addfile(info)
-            for name in ("bin", "lib", "lib64"):  # merged /usr, as on the host
-                info = tarfile.TarInfo(name)
-                info.type, info.linkname = tarfile.SYMTYPE, f"usr/{name}"
-                tar.addfile(info)
-        subprocess.run(["docker", "import", "-", IMAGE], input=data.getvalue(), check=True,
-                       capture_output=True)
-    engine = next(Path(REFERENCE_CACHE, "engines").glob("sglang-*/pyvenv.cfg"))
-    home = next(line.split("=", 1)[1].strip() for line in engine.read_text().splitlines()
-                if line.startswith("home"))
-    base = Path(home).resolve().parent  # the venv's base interpreter's prefix
-    return ["--llm-engine-image", IMAGE, "--llm-container-arg=--volume=/usr:/usr:ro",
-            "--llm-container-arg=--volume=/etc:/etc:ro",
-            f"--llm-container-arg=--volume={base}:{base}:ro"]
+    return ["--llm-engine-image", ensure_image(IMAGE), *container_args()]
 
 
 def wait_for(expected: set[str], timeout: float) -> set[str]:

@@ -1,0 +1,96 @@
+"""ci/upgrade-gate.sh, the recipe .github/workflows/upgrade-gate.yml runs on an MI355X node,
+run for real here: two CPU-reference images (two imports, two image ids, the same software:
+an unchanged build), a real docker daemon, the plan and then the paired run, each server in a
+container of its own that restarts at every switch of build, as on a GPU node. Skipped where
+no docker daemon answers.
+
+What it proves: the recipe's plan step exits 0 on its own inputs and checks flags in both
+images; the paired run does not call an unchanged build regressed; each build's values carry
+its own image id; the results JSON, the Allure results and both builds' server logs are where
+the workflow uploads them from; `docker ps -a` is as it was. Sized for CI: one decode check,
+one A-B-B-A block (three container starts) instead of the target's default budget (the
+defaults' rates are bench_paired_calibration.py's to show)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SMOKE_MODEL
+from tests.cpu_ref_image import container_args, docker_answers, docker_ps, ensure_image
+
+pytestmark = [pytest.mark.engine, pytest.mark.container, pytest.mark.alone]
+
+SUITE = f"""
+[suite]
+name = "gate"
+engine = "sglang"
+targets = ["cpu"]
+default_profile = "reference"
+{SMOKE_MODEL}
+[profiles.reference]
+flags = {{ "context-length" = 2048, "random-seed" = 1234 }}
+
+[workloads.decode]
+kind = "single_stream"
+input_tokens = 64
+output_tokens = 16
+requests = 2
+warmup = 1
+seed = 11
+
+[checks.decode_speed]
+workload = "decode"
+metric = "output_speed_tok_s"
+min = 0.1
+source = "test floor"
+baseline = "none"
+"""
+TESTS = "def test_check(llm_check, llm_judge):\n    llm_judge(llm_check)\n"
+
+
+def test_the_recipe_gates_an_unchanged_build_through_two_images(
+        tmp_path: Path, engine_env: dict, reference_model_dir: Path) -> None:
+    if not docker_answers():
+        pytest.skip("no docker daemon reachable")
+    baseline = ensure_image("pytest-rocm-llm/cpu-ref:gate-baseline")
+    candidate = ensure_image("pytest-rocm-llm/cpu-ref:gate-candidate")
+    suite = tmp_path / "suites" / "gate"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text(SUITE)
+    (suite / "test_gate.py").write_text(TESTS)
+    out = tmp_path / "out"
+    before = docker_ps()
+    env = {**os.environ, "BASELINE_IMAGE": baseline, "CANDIDATE_IMAGE": candidate,
+           "TARGET": "cpu", "SUITE": "suites/gate", "OUT": str(out), "INCONCLUSIVE": "pass",
+           "PYTEST": str(Path(sys.executable).parent / "pytest")}
+    proc = subprocess.run(
+        [str(ROOT / "ci" / "upgrade-gate.sh"), *container_args(), "-p", "no:cacheprovider",
+         "--llm-pair-trials", "2", "--llm-pair-budget", "2"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-6000:]
+    # the plan ran first and checked the flags with both images' own parsers
+    plan, _, run = text.partition("paired run: baseline build vs candidate")
+    assert "plan: the run can go ahead" in plan, plan[-4000:]
+    assert f"candidate build: image {candidate}" in plan, plan[-4000:]
+    assert plan.count("flags: accepted by sglang 0.5.23's parser") == 2, plan[-4000:]
+    doc = json.loads((out / "results.json").read_text())
+    (row,) = doc["paired"]
+    assert row["check"] == "decode_speed" and row["n"] == 2, row
+    assert row["status"] != "regressed", row["detail"]
+    # servers restart at each switch (images): no instance term, no parking
+    assert "parked" not in text and "instance CV" not in row["detail"], row["detail"]
+    # each build's values carry its own image
+    versions = doc["builds"]["gate/reference"]["versions"]
+    ids = {b: versions[b]["image_id"] for b in ("baseline", "candidate")}
+    assert ids["baseline"] != ids["candidate"] and all(ids.values()), ids
+    assert any((out / "allure-results").iterdir())
+    logs = sorted(p.name for p in (out / "server-logs").glob("*.log"))
+    assert any("candidate" in n for n in logs) and any("candidate" not in n for n in logs), logs
+    assert docker_ps() == before, "containers left behind"
