@@ -1,5 +1,7 @@
-"""Ctrl-C (SIGINT to pytest) while a workload loads the server and while a server starts:
-pytest ends as interrupted, promptly, and every server process group is gone."""
+"""Ctrl-C (SIGINT to pytest) while a server starts, while a workload loads it, and while a paired
+run's evaluation is in flight on its first build (a report had SIGINT there ignored, the run
+going on through its remaining evaluations): pytest ends as interrupted, promptly, with no
+further evaluation, and every server process group is gone."""
 
 from __future__ import annotations
 
@@ -20,6 +22,20 @@ name = "sig"
 {SMOKE_MODEL}
 [profiles.default]
 
+[evals.long_context]
+kind = "long_context"
+lengths = [1024, 2048]
+samples = 8
+max_tokens = 16
+seed = 5
+
+[checks.long_context_accuracy]
+eval = "long_context"
+metric = "accuracy_min"
+min = 0.0
+source = "test floor"
+baseline = "none"
+
 [workloads.long]
 kind = "fixed_rate"
 input_tokens = 64
@@ -33,17 +49,29 @@ TESTS = """
 def test_load(llm_workload):
     llm_workload("long")
 """
+EVAL_TESTS = """
+def test_check(llm_check, llm_judge):
+    llm_judge(llm_check)
+"""
+# what each case waits for before SIGINT, and what it adds to the run
+CASES = {
+    # printed right after the launch
+    "startup": ("loading server", TESTS, ()),
+    # once a fifth of the workload's requests have completed
+    "load": ("requests done", TESTS, ()),
+    # the evaluation's first line on build A; a candidate that is the same install
+    "evaluation": ("prompts at lengths", EVAL_TESTS,
+                   ("--llm-candidate-env", "PYTEST_ROCM_LLM_SAME_BUILD=1")),
+}
 
 
-@pytest.mark.parametrize("during", ["startup", "load"])
+@pytest.mark.parametrize("during", list(CASES))
 def test_ctrl_c(pytester: pytest.Pytester, suite_dir, engine_env, fault, during: str) -> None:
-    suite_dir(SUITE, {"test_sig.py": TESTS}, name="sig")
-    proc = start_pytest(pytester)
+    mark, tests, args = CASES[during]
+    suite_dir(SUITE, {"test_sig.py": tests}, name="sig")
+    proc = start_pytest(pytester, *args)
     try:
-        # "loading server" is printed right after the launch; "requests done" once a fifth
-        # of the workload's requests have completed
-        out = read_until(proc, "loading server" if during == "startup" else "requests done",
-                         1200)
+        out = read_until(proc, mark, 1200)
         assert fault.saw(out), out
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
@@ -55,4 +83,7 @@ def test_ctrl_c(pytester: pytest.Pytester, suite_dir, engine_env, fault, during:
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "KeyboardInterrupt" in out
     assert seconds < 60, f"pytest took {seconds:.0f} s to stop after Ctrl-C"
+    if during == "evaluation":  # no build went on to evaluate, none was started after it
+        assert out.count("prompts at lengths") == 1, out
+        assert "@candidate: loading server" not in out, out
     fault.assert_no_leak(within_s=15)
