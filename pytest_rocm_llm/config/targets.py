@@ -77,6 +77,11 @@ class Target:
     instance_cv: float = 0.0
     instance_cv_source: str = "not used: servers restart at every switch of build"
 
+    # Before each start on a GPU node: the server's GPUs at or below this share of VRAM in
+    # use, waited for up to vram_wait_s (InferenceX's GLM-5.2 MI355X scripts: 10%, 15 min).
+    vram_idle_pct: float = 10.0
+    vram_wait_s: float = 900.0
+
     @property
     def is_gpu(self) -> bool:
         return self.kind == "rocm"

@@ -32,7 +32,7 @@ from pytest_rocm_llm.errors import Unavailable
 from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.progress_log import progress_to
 from pytest_rocm_llm.redact import redact_text, secret_values
-from pytest_rocm_llm.serving import container, launch
+from pytest_rocm_llm.serving import container, gpu_memory, launch
 from pytest_rocm_llm.serving.engines import EngineError, get_engine
 from pytest_rocm_llm.serving.launch import ConfigProblem, local_model_path, model_missing
 from pytest_rocm_llm.serving.launched import EffectiveConfigMismatch, verify_launched
@@ -265,7 +265,17 @@ class ServerPool:
         state = self._prepare_suite(suite, engine, build)
         self._make_room(suite.name, profile, build)
         try:
-            server = self._launch(suite, profile, state, build)
+            try:
+                server = self._launch(suite, profile, state, build)
+            except ServerError as exc:
+                # a drain met on a GPU node: one retry, after the wait _launch makes
+                why = (gpu_memory.drain_signature(exc.log_path, self.settings.signatures_file)
+                       if self.target.is_gpu else None)
+                if why is None:
+                    raise
+                self.progress(f"[rocm-llm] {suite.name}/{profile}: the start failed with "
+                              f"{why} (GPU memory may still have been draining): one retry")
+                server = self._launch(suite, profile, state, build)
         except (ServerError, EngineError, OSError) as exc:
             self._failed[key] = exc
             raise
@@ -344,6 +354,10 @@ class ServerPool:
         proc = (ServerProcess(spec, self.progress) if build.image is None else
                 container.ContainerServer(spec, {"suite": suite.name, "profile": profile,
                                                  "build": build.name}, self.progress))
+        if self.target.is_gpu:  # the GPUs this server uses, released by whatever ran before
+            gpu_memory.wait_until_idle(container.exec_part(self.settings, self.target, build),
+                                       gpu_memory.devices_of(env), self.target.vram_idle_pct,
+                                       self.target.vram_wait_s, self.progress, spec.name)
         with self.phases.measure("server-start", spec.name):
             proc.start()
             try:

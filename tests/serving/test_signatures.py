@@ -11,6 +11,23 @@ import pytest
 from pytest_rocm_llm.serving.signatures import load, scan_text
 
 EXCERPTS = {
+    # sglang 0.5.23's own wording: srt/distributed/bootstrap.py (the TP memory balance check),
+    # srt/distributed/device_communicators/pynccl_wrapper.py, srt/utils/watchdog.py
+    "unbalanced-gpu-memory": """
+[2026-08-20 11:01:42 TP5] Init torch distributed begin.
+[2026-08-20 11:01:44 TP5] Scheduler hit an exception: Traceback (most recent call last):
+RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. pre_model_load_memory=101.2, local_gpu_memory=270.1, local_gpu_memory * 0.9=243.1
+""",
+    "rccl-init-failure": """
+[2026-08-20 11:01:43 TP2] Init torch distributed begin.
+[2026-08-20 11:01:52 TP2] Scheduler hit an exception: Traceback (most recent call last):
+    raise RuntimeError(f"NCCL error: {error_str}")
+RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)
+""",
+    "scheduler-watchdog-timeout": """
+[2026-08-20 11:04:41 TP0] Prefill batch, #new-seq: 1, #new-token: 8192, #cached-token: 0
+[2026-08-20 11:09:41 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)
+""",
     "spec-head-weight-shape": """
 [2026-07-02 10:11:12 TP3] Load weight begin. avail mem=250.10 GB
 [2026-07-02 10:11:40 TP3] Scheduler hit an exception: Traceback (most recent call last):
@@ -114,6 +131,14 @@ VARIANTS = [
                              "hierarchical cache."),
     ("dsa-topk-v2-cuda-only", "topk_v2.cuh:430:22: error: no member named 'this_cluster' in "
                               "namespace 'cooperative_groups'"),
+    # sglang 0.5.23's own wording (srt/distributed/bootstrap.py, pynccl_wrapper.py, watchdog.py)
+    ("unbalanced-gpu-memory", "RuntimeError: The memory capacity is unbalanced. Some GPUs may "
+                              "be occupied by other processes. pre_model_load_memory=101.2, "
+                              "local_gpu_memory=270.1, local_gpu_memory * 0.9=243.1"),
+    ("rccl-init-failure", "RuntimeError: NCCL error: unhandled cuda error (run with "
+                          "NCCL_DEBUG=INFO for details)"),
+    ("scheduler-watchdog-timeout", "[2026-08-20 11:09:41 TP0] Scheduler watchdog timeout "
+                                   "(self.watchdog_timeout=300, self.soft=False)"),
 ]
 
 # Healthy GPU-run lines that share words with the failures above: none may match.
@@ -135,6 +160,10 @@ HEALTHY_LINES = [
     "[2026-08-20 11:01:40 TP0] [AR] Using AiterCustomAllreduce (AMD default)",
     "[2026-08-20 11:01:40 TP0] Cuda graph is disabled because of using torch native attention "
     "backend",
+    "[2026-08-20 11:01:41 TP0] sglang is using nccl==2.21.5",
+    "[2026-08-20 11:01:30] server_args=ServerArgs(tp_size=8, watchdog_timeout=300, "
+    "soft_watchdog_timeout=None, enable_memory_saver=False)",
+    "[2026-08-20 11:01:42 TP0] Memory pool end. avail mem=21.37 GB",
 ]
 
 REAL_CPU_LOG = Path(__file__).parents[1] / "data" / "sglang-0.5.23-cpu-smollm2.log"
