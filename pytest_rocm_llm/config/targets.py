@@ -81,6 +81,8 @@ class Target:
     # use, waited for up to vram_wait_s (InferenceX's GLM-5.2 MI355X scripts: 10%, 15 min).
     vram_idle_pct: float = 10.0
     vram_wait_s: float = 900.0
+    # A workload's stall bound before its first token, at least (None: the workload's own).
+    first_token_stall_s: float | None = None
 
     @property
     def is_gpu(self) -> bool:
@@ -110,6 +112,14 @@ def _usable_cpus() -> str:
     return ",".join(str(c) for c in sorted(cpus))
 
 
+# A fresh container starts with cold aiter / Triton / TileLang JIT caches and compiles kernels
+# inside its first batches: sglang's scheduler watchdog (300 s by default) and the workloads'
+# stall guard (120 s) would end such a server as hung. Both are raised on ROCm targets, the
+# watchdog for every batch, the stall bound only until a workload's first token.
+ROCM_ENGINE_FLAGS: Mapping[str, Mapping[str, FlagValue]] = _frozen(
+    {"sglang": _frozen({"watchdog-timeout": 1800})})
+ROCM_FIRST_TOKEN_STALL_S = 900.0
+
 # Published figures: MI355X 288 GB HBM3E, $1.48/GPU-hr TCO (SemiAnalysis GLM-5 study);
 # MI325X 256 GB, MI300X 192 GB. No TCO figure is published for the gfx942 parts here, so
 # none is invented: cost is then reported as unavailable.
@@ -123,6 +133,8 @@ TARGETS: Mapping[str, Target] = _frozen(
             gpus_per_node=8,
             hbm_gb_per_gpu=288,
             usd_per_gpu_hour=1.48,
+            engine_flags=ROCM_ENGINE_FLAGS,
+            first_token_stall_s=ROCM_FIRST_TOKEN_STALL_S,
         ),
         "mi325x": Target(
             name="mi325x",
@@ -132,6 +144,8 @@ TARGETS: Mapping[str, Target] = _frozen(
             gpus_per_node=8,
             hbm_gb_per_gpu=256,
             usd_per_gpu_hour=None,
+            engine_flags=ROCM_ENGINE_FLAGS,
+            first_token_stall_s=ROCM_FIRST_TOKEN_STALL_S,
         ),
         "mi300x": Target(
             name="mi300x",
@@ -141,6 +155,8 @@ TARGETS: Mapping[str, Target] = _frozen(
             gpus_per_node=8,
             hbm_gb_per_gpu=192,
             usd_per_gpu_hour=None,
+            engine_flags=ROCM_ENGINE_FLAGS,
+            first_token_stall_s=ROCM_FIRST_TOKEN_STALL_S,
         ),
         "cpu": Target(
             name="cpu",

@@ -92,7 +92,8 @@ class WorkloadRuns:
         try:
             # A server that dies mid-run ends the run at once (ServerDied with its log tail).
             result = run_workload(server.base_url, server.served_model_name, vocab, w,
-                                  self.progress, watch=server.check_alive)
+                                  self.progress, watch=server.check_alive,
+                                  first_token_stall_s=self.target.first_token_stall_s)
         except WorkloadStalled as exc:
             log = server.log_path
             raise ServerHung(f"{suite}/{w.name} on {server.profile}: server hung: {exc}", log,

@@ -224,12 +224,15 @@ class WorkloadStalled(TimeoutError):
 
 
 async def _guarded(w: Workload, runner: Any, watch: Callable[[], None] | None,
-                   poll_s: float) -> WorkloadResult:
+                   poll_s: float, first_token_stall_s: float | None = None) -> WorkloadResult:
     """Run ``runner`` while polling ``watch`` (raises when the server is gone), token
     progress and the workload's time bound: a dead or hung server ends the run at once,
     instead of after every remaining scheduled request has failed against it. ``runner``
-    must be a coroutine not yet started: its requests report to this guard's token clock."""
+    must be a coroutine not yet started: its requests report to this guard's token clock.
+    Until the run's first token the stall bound is at least ``first_token_stall_s`` (a GPU
+    target's: a fresh container compiles its kernels inside the first batches)."""
     clock = TokenClock(time.perf_counter())
+    began = clock.last_token
     token = _CLOCK.set(clock)
     try:
         task = asyncio.ensure_future(runner)  # the task copies the context: it sees the clock
@@ -245,12 +248,18 @@ async def _guarded(w: Workload, runner: Any, watch: Callable[[], None] | None,
             if watch is not None:
                 watch()
             stalled = clock.stalled_s(time.perf_counter())
-            if w.stall_timeout_s is not None and stalled >= w.stall_timeout_s:
+            bound, why = w.stall_timeout_s, ""
+            if (bound is not None and first_token_stall_s and clock.last_token <= began
+                    and first_token_stall_s > bound):
+                bound, why = first_token_stall_s, (
+                    f"; before the first token the target allows {first_token_stall_s:g} s "
+                    "for a cold kernel JIT")
+            if bound is not None and stalled >= bound:
                 n = clock.in_flight
                 raise WorkloadStalled(
                     f"workload {w.name}: no token progress for {stalled:.1f} s with {n} "
                     f"request{'s' if n != 1 else ''} in flight "
-                    f"(stall_timeout_s = {w.stall_timeout_s:g} s)")
+                    f"(stall_timeout_s = {w.stall_timeout_s:g} s{why})")
             if deadline is not None and loop.time() > deadline:
                 raise WorkloadTimeout(f"workload {w.name} did not finish within its "
                                       f"timeout_s = {w.timeout_s:g} s")
@@ -262,13 +271,13 @@ async def _guarded(w: Workload, runner: Any, watch: Callable[[], None] | None,
 
 def run_workload(base_url: str, model: str, vocab: Vocabulary, w: Workload,
                  progress: Progress, headers: Mapping[str, str] | None = None,
-                 watch: Callable[[], None] | None = None, poll_s: float = 1.0
-                 ) -> WorkloadResult:
+                 watch: Callable[[], None] | None = None, poll_s: float = 1.0,
+                 first_token_stall_s: float | None = None) -> WorkloadResult:
     """Run ``w`` (``trials`` times, fresh prompts each); ``watch`` is called every
-    ``poll_s`` and aborts the run by raising."""
+    ``poll_s`` and aborts the run by raising; ``first_token_stall_s``: see ``_guarded``."""
     def once(wl: Workload) -> WorkloadResult:
         runner = RUNNERS[wl.kind](base_url, model, vocab, wl, progress, headers)
-        return asyncio.run(_guarded(wl, runner, watch, poll_s))
+        return asyncio.run(_guarded(wl, runner, watch, poll_s, first_token_stall_s))
 
     if w.trials == 1:
         return once(w)

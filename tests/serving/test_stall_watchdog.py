@@ -155,3 +155,28 @@ def test_stall_timeout_s_is_validated_and_defaults_to_120() -> None:
     with pytest.raises(Exception, match="key 'workloads.w.stall_timeout_s'"):
         parse_workload("w", Table(tomllib.loads(base + "stall_timeout_s = 0"),
                                   Path("suite.toml"), "workloads.w"))
+
+
+def test_before_the_first_token_a_gpu_target_allows_a_cold_jit() -> None:
+    """A fresh container compiles kernels inside its first batches: until the run's first
+    token the bound is the target's first_token_stall_s (ROCm targets: 900 s), after it the
+    workload's own."""
+    from pytest_rocm_llm.config.targets import TARGETS
+
+    assert TARGETS["mi355x"].first_token_stall_s == 900.0
+    assert TARGETS["cpu"].first_token_stall_s is None
+    assert TARGETS["mi355x"].engine_flags["sglang"]["watchdog-timeout"] == 1800
+    # no token at all: the larger bound holds, and the message says which bound it was
+    t0 = time.perf_counter()
+    with stalling_server(tokens=0) as (url, _), pytest.raises(WorkloadStalled) as info:
+        run_workload(url, "m", VOCAB, W, lambda m: None, poll_s=POLL_S,
+                     first_token_stall_s=1.5)
+    assert 1.5 <= time.perf_counter() - t0 <= 1.5 + POLL_S + 0.5
+    assert "before the first token the target allows 1.5 s for a cold kernel JIT" in str(
+        info.value)
+    # after a token, the workload's own 0.6 s again
+    with stalling_server(tokens=2) as (url, sent), pytest.raises(WorkloadStalled) as info:
+        run_workload(url, "m", VOCAB, W, lambda m: None, poll_s=POLL_S,
+                     first_token_stall_s=30.0)
+    assert time.perf_counter() - sent[-1] <= W.stall_timeout_s + POLL_S + 0.25
+    assert "cold kernel JIT" not in str(info.value)
