@@ -26,9 +26,12 @@ from tests.conftest import SMOKE_MODEL
 
 SLOW_FORWARD = Path(__file__).resolve().parents[1] / "stand_ins" / "slow_forward"
 
-PAIR = f"""
+def decode_suite(name: str, between: str = "") -> str:
+    """A suite of one 2-request, 16-token decode and its speed check on the CPU reference;
+    ``between``: tables placed after the workload (the recipe test uses it bare)."""
+    return f"""
 [suite]
-name = "pair"
+name = "{name}"
 engine = "sglang"
 targets = ["cpu"]
 default_profile = "reference"
@@ -43,7 +46,17 @@ output_tokens = 16
 requests = 2
 warmup = 1
 seed = 11
+{between}
+[checks.decode_speed]
+workload = "decode"
+metric = "output_speed_tok_s"
+min = 0.1
+source = "test floor"
+baseline = "none"
+"""
 
+
+PAIR = decode_suite("pair", between="""
 [evals.arithmetic]
 kind = "arithmetic"
 limit = 8
@@ -51,14 +64,7 @@ shots = 3
 concurrency = 4
 max_tokens = 32
 seed = 1
-
-[checks.decode_speed]
-workload = "decode"
-metric = "output_speed_tok_s"
-min = 0.1
-source = "test floor"
-baseline = "none"
-
+""") + """
 [checks.arithmetic_accuracy]
 eval = "arithmetic"
 metric = "accuracy"

@@ -21,36 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SMOKE_MODEL
+from tests.conftest import ROOT
 from tests.cpu_ref_image import container_args, docker_answers, docker_ps, ensure_image
+from tests.plugin.test_paired_run import decode_suite
 
 pytestmark = [pytest.mark.engine, pytest.mark.container, pytest.mark.alone]
 
-SUITE = f"""
-[suite]
-name = "gate"
-engine = "sglang"
-targets = ["cpu"]
-default_profile = "reference"
-{SMOKE_MODEL}
-[profiles.reference]
-flags = {{ "context-length" = 2048, "random-seed" = 1234 }}
-
-[workloads.decode]
-kind = "single_stream"
-input_tokens = 64
-output_tokens = 16
-requests = 2
-warmup = 1
-seed = 11
-
-[checks.decode_speed]
-workload = "decode"
-metric = "output_speed_tok_s"
-min = 0.1
-source = "test floor"
-baseline = "none"
-"""
+SUITE = decode_suite("gate")
 TESTS = "def test_check(llm_check, llm_judge):\n    llm_judge(llm_check)\n"
 
 
