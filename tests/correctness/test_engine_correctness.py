@@ -44,7 +44,7 @@ def dump(name, value):
 
 def test_long_context(llm_server):
     tok = str(Path(llm_server.model_path) / "tokenizer.json")
-    config = LongContextConfig("lc", "long_context", None, (512, 1536), samples=2,
+    config = LongContextConfig("lc", "long_context", None, (512, 1536), samples=1,
                                max_tokens=24)
     r = run_long_context(config, Endpoint(llm_server.base_url), tok, print)
     dump("long_context", asdict(r))
@@ -74,7 +74,8 @@ def test_long_context_parity_and_streams_on_real_sglang(pytester: pytest.Pyteste
     out.mkdir()
     monkeypatch.setenv("CORRECT_OUT", str(out))
     suite_dir(SUITE, {"test_correct.py": TESTS}, name="correct")
-    # ~26 requests; on a shared 2-core machine under load each took 1-3 min (measured).
+    # ~20 requests (one sample of each long-context task and length: what the assertions
+    # need); on a shared 2-core machine under load each took 1-3 min (measured).
     result = pytester.runpytest_subprocess("--rocm-target", "cpu", "--llm-endpoint", cpu_server,
                                            "-s", timeout=3600)
     result.assert_outcomes(passed=3)
@@ -82,7 +83,7 @@ def test_long_context_parity_and_streams_on_real_sglang(pytester: pytest.Pyteste
     # (a) long context: well-formed, and the server saw exactly the lengths asked for
     lc = json.loads((out / "long_context.json").read_text())
     assert lc["kind"] == "long_context" and lc["problems"] == [], lc["problems"]
-    assert len(lc["records"]) == 2 * 3 * 2
+    assert len(lc["records"]) == 3 * 2  # tasks x lengths
     assert all(r["prompt_tokens"] == r["length"] for r in lc["records"]), lc["records"]
     assert all(r["completion_tokens"] > 0 for r in lc["records"])
     for key in ("accuracy@512", "accuracy@1536", "degenerate@512", "degenerate@1536",

@@ -1,16 +1,24 @@
 """Each workload kind at tiny size against the real CPU sglang, through a pytester suite run:
 metrics come out, floors pass or fail with the shortfall, and a broken precondition (the
 prefix cache turned off, so the cache-hit target cannot be met) fails as its own named
-failure rather than as a throughput verdict."""
+failure rather than as a throughput verdict.
+
+The same run holds the server lifecycle's one-server-per-profile claim (it was a run of its own
+in tests/serving/test_engine_lifecycle.py; a run costs its server starts, issue 20): four
+workloads on the default profile are served by one launch, the nocache profile gets its own
+on another port, the first is stopped before the second loads (an idle server on the CPU
+reference takes cores from the one measured), and neither leaves a process behind."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SMOKE_MODEL
+from tests.serving.test_engine_lifecycle import assert_groups_gone, launched
 
 # Measures speed (or a sending rate): nothing else may run beside it (tests/conftest.py).
 pytestmark = [pytest.mark.engine, pytest.mark.alone]
@@ -138,3 +146,12 @@ def test_workloads_checks_and_preconditions(pytester: pytest.Pytester, suite_dir
     sweep = json.loads(next(p for p in runs if p.stem == "perf-sweep").read_text())
     assert [s["rate"] for s in sweep["steps"]] == [0.5, 1.0]
     assert out.count("perf/one: single_stream") == 1
+    # one server per profile, reused by every workload of its profile, then reaped
+    servers = launched(out)
+    assert sorted(name for name, _, _ in servers) == ["perf/default", "perf/nocache"], out
+    assert len({port for _, port, _ in servers}) == 2, f"two profiles shared a port: {servers}"
+    # (live progress lines only: a failing check's report repeats the captured log)
+    assert len(re.findall(r"^\[rocm-llm\] \S+: ready in", out, re.M)) == 2, out
+    assert "perf/default: stopped" in out and "perf/nocache: stopped" in out, out
+    assert out.index("perf/default: stopped") < out.index("perf/nocache: loading"), out
+    assert_groups_gone([pid for _, _, pid in servers])

@@ -1,7 +1,9 @@
 """Servers in containers (--llm-engine-image) with a real docker daemon and the real sglang
 CPU reference: a decode, the profile's environment as the engine sees it, and nothing left
-in `docker ps -a` after a normal end or after SIGKILL of pytest. Skipped where no docker
-daemon answers.
+in `docker ps -a` after SIGKILL of pytest, in one run (it was two: a run costs its server
+start, issue 20). Nothing left after a normal end is held by
+tests/serving/test_engine_upgrade_gate.py (three containers, each stopped at a build switch or
+at the end, `docker ps -a` unchanged). Skipped where no docker daemon answers.
 
 The image: tests/cpu_ref_image.py.
 """
@@ -32,7 +34,7 @@ env = {{ PROBE_SEEN = "seen-in-container", PROBE_API_KEY = "{SECRET}" }}
 """
 
 DECODE = """
-import json, os, subprocess, psutil
+import json, os, subprocess, time, psutil
 from pytest_rocm_llm.client.generate import LLMClient
 
 def test_decode(llm_server):
@@ -51,9 +53,11 @@ def test_decode(llm_server):
                             "--format", "{{.Names}}"], capture_output=True, text=True).stdout
     top = subprocess.run(["docker", "top", names.strip(), "-o", "pid"], capture_output=True,
                          text=True).stdout.split()
-    with open(os.environ["CTR_RECORD"], "w") as fh:
+    with open(os.environ["CTR_RECORD"] + ".part", "w") as fh:
         json.dump({"envs": [p.environ() for p in engine], "names": names.split(),
                    "in_container": [str(p.pid) in top for p in engine]}, fh)
+    os.replace(os.environ["CTR_RECORD"] + ".part", os.environ["CTR_RECORD"])
+    time.sleep(600)  # held: the test SIGKILLs pytest now
 """
 
 
@@ -73,17 +77,28 @@ def wait_for(expected: set[str], timeout: float) -> set[str]:
     return now
 
 
-def test_a_server_in_a_container_decodes_sees_its_env_and_leaves_nothing(
+def test_a_server_in_a_container_decodes_sees_its_env_then_a_killed_pytest_leaves_nothing(
         pytester: pytest.Pytester, suite_dir, engine_env, image_args, monkeypatch) -> None:
+    """SIGKILL gives pytest no chance to stop anything, and killing the runtime's client
+    would not stop the container anyway: the guardian removes it."""
     before = docker_ps()
     record = pytester.path / "record.json"
     monkeypatch.setenv("CTR_RECORD", str(record))
     suite_dir(SUITE, {"test_ctr.py": DECODE}, name="ctr")
-    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", "--llm-keep-logs",
-                                           "--llm-log-dir", str(pytester.path / "logs"),
-                                           *image_args, timeout=900)
-    out = result.stdout.str() + result.stderr.str()
-    result.assert_outcomes(passed=1)
+    proc = start_pytest(pytester, "--llm-keep-logs", "--llm-log-dir",
+                        str(pytester.path / "logs"), *image_args)
+    try:
+        out = read_until(proc, "ready in", 900)
+        deadline = time.monotonic() + 300
+        while not record.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "no decode recorded"
+            time.sleep(0.5)
+        assert len(docker_ps() - before) == 1
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
     seen = json.loads(record.read_text())
     assert len(seen["names"]) == 1 and seen["names"][0].startswith("pytest-rocm-llm-ctr-")
@@ -92,7 +107,7 @@ def test_a_server_in_a_container_decodes_sees_its_env_and_leaves_nothing(
     logs = "".join(p.read_text() for p in (pytester.path / "logs").glob("*.log"))
     assert "docker run" in logs and "-e PROBE_API_KEY" in logs
     assert SECRET not in out + logs
-    assert docker_ps() == before
+    assert wait_for(before, 90) == before
     assert not [p for p in psutil.process_iter() if "PROBE_SEEN" in _env(p)]
 
 
@@ -101,22 +116,3 @@ def _env(p: psutil.Process) -> dict[str, str]:
         return p.environ()
     except psutil.Error:
         return {}
-
-
-def test_a_killed_pytest_leaves_no_container(pytester: pytest.Pytester, suite_dir,
-                                             engine_env, image_args) -> None:
-    """SIGKILL gives pytest no chance to stop anything, and killing the runtime's client
-    would not stop the container anyway: the guardian removes it."""
-    before = docker_ps()
-    suite_dir(SUITE, {"test_ctr.py": "import time\n"
-                                     "def test_a(llm_server): time.sleep(600)\n"}, name="ctr")
-    proc = start_pytest(pytester, *image_args)
-    try:
-        read_until(proc, "ready in", 900)
-        assert len(docker_ps() - before) == 1
-        proc.kill()
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert wait_for(before, 90) == before

@@ -2,7 +2,9 @@
 
 These launch real servers (tens of seconds each on two cores). Each run's servers are found
 by the process-group id that the plugin prints when a server starts loading, and each test
-ends by checking that the group has no live process left.
+ends by checking that the group has no live process left. One server per profile, reused by
+the tests of its profile and reaped, is held by tests/performance/test_engine_workloads.py's
+run (two profiles), not by a run of its own here (issue 20).
 """
 
 from __future__ import annotations
@@ -34,27 +36,6 @@ flags = {{ "random-seed" = 1 }}
 [profiles.b]
 flags = {{ "random-seed" = 2 }}
 """
-
-REUSE_TESTS = """
-import json, os, pytest
-from pytest_rocm_llm.client.generate import LLMClient
-
-def record(server):
-    with open(os.environ["LIFE_RECORD"], "a") as fh:
-        fh.write(json.dumps({"profile": server.profile, "url": server.base_url,
-                             "pid": server.process.pid}) + "\\n")
-
-@pytest.mark.parametrize("i", range(3))
-def test_a(llm_server, i):
-    record(llm_server)
-    with LLMClient(llm_server) as c:
-        assert c.generate("Hi", max_new_tokens=2).completion_tokens == 2
-
-@pytest.mark.llm_profile("b")
-def test_b(llm_server):
-    record(llm_server)
-"""
-
 
 def launched(output: str) -> list[tuple[str, int, int]]:
     return [(m[1], int(m[2]), int(m[3])) for m in LOADING.finditer(output)]
@@ -112,29 +93,6 @@ def start_pytest(pytester: pytest.Pytester, *args: str) -> subprocess.Popen:
         # A shell's background job inherits SIGINT ignored, and Python then installs no
         # KeyboardInterrupt handler; restore the default so SIGINT acts as Ctrl-C does.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-
-
-def test_one_server_per_profile_reused_and_reaped(pytester: pytest.Pytester, suite_dir,
-                                                  engine_env, monkeypatch) -> None:
-    record = pytester.path / "record.jsonl"
-    monkeypatch.setenv("LIFE_RECORD", str(record))
-    suite_dir(TWO_PROFILES, {"test_life.py": REUSE_TESTS}, name="life")
-    result = pytester.runpytest_subprocess("--rocm-target", "cpu", "-s", timeout=900)
-    out = result.stdout.str()
-    result.assert_outcomes(passed=4)
-    servers = launched(out)
-    assert sorted(name for name, _, _ in servers) == ["life/a", "life/b"], out
-    ports = {port for _, port, _ in servers}
-    assert len(ports) == 2, f"two profiles shared a port: {servers}"
-    rows = [__import__("json").loads(line) for line in record.read_text().splitlines()]
-    a_pids = {r["pid"] for r in rows if r["profile"] == "a"}
-    assert len([r for r in rows if r["profile"] == "a"]) == 3 and len(a_pids) == 1, rows
-    assert out.count("ready in") == 2
-    assert "life/a: stopped" in out and "life/b: stopped" in out
-    # a's server stops after its last test, before b's loads: idle servers on the CPU
-    # reference would take cores from the one being measured.
-    assert out.index("life/a: stopped") < out.index("life/b: loading"), out
-    assert_groups_gone([pid for _, _, pid in servers])
 
 
 def test_unknown_flag_fails_before_launch_naming_the_flag(pytester: pytest.Pytester,

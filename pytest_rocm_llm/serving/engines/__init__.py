@@ -69,11 +69,33 @@ def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, li
     # user of the node (ps), and whether a flag parses never depends on a secret's value
     # (stdin would hide it too, but `docker exec` without -i forwards no stdin).
     masked = {name: redact_argv(argv) for name, argv in profiles.items()}
-    entry = flag_cache.entry_path(prefix, script, masked, env)
-    kept = flag_cache.load(entry)
-    if kept is not None:
-        return kept["version"], [FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]),
-                                           kept=True) for name, r in kept["results"].items()]
+    entries = {name: flag_cache.entry_path(prefix, script, argv, env)
+               for name, argv in masked.items()}
+    kept = {name: data for name, path in entries.items()
+            if (data := flag_cache.load(path)) is not None}
+    missing = {name: argv for name, argv in masked.items() if name not in kept}
+    if kept and not missing:
+        return (next(iter(kept.values()))["version"],
+                [_kept_check(name, kept[name]) for name in masked])
+    version, ran = _run_parser(prefix, script, missing, env, timeout_s, label, module)
+    for name, result in ran.items():
+        flag_cache.store(entries[name], version, result)
+    checks = [_kept_check(name, kept[name]) if name in kept
+              else FlagCheck(name, ran[name]["ok"], ran[name]["message"],
+                             tuple(ran[name]["unknown"]))
+              for name in masked]
+    return version, checks
+
+
+def _kept_check(name: str, data: dict) -> FlagCheck:
+    r = data["result"]
+    return FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]), kept=True)
+
+
+def _run_parser(prefix: Sequence[str], script: str, masked: Mapping[str, list[str]],
+                env: Mapping[str, str] | None, timeout_s: float, label: str,
+                module: str) -> tuple[str, dict[str, dict]]:
+    """One start of the engine's parser over ``masked``: its version and each result."""
     argv = [*prefix, "-c", script, json.dumps(masked)]
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
@@ -93,10 +115,7 @@ def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, li
         raise EngineError(f"{module} is not importable by {' '.join(prefix)}: "
                           f"{data['import_error']}; point --llm-engine-python or "
                           f"--llm-engine-cmd at the {label} environment")
-    checks = [FlagCheck(name, r["ok"], r["message"], tuple(r["unknown"]))
-              for name, r in data["results"].items()]
-    flag_cache.store(entry, data)
-    return data["version"], checks
+    return data["version"], dict(data["results"])
 
 
 class Engine(Protocol):

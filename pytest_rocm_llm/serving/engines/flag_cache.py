@@ -10,8 +10,12 @@ provision.py). Any other interpreter (a user's --llm-engine-python, a container 
 checked every time: nothing here can tell it was not upgraded in place. Only accepted
 command lines are kept, so a rejection is always the parser's word of this run.
 
-Entries are named by a digest of what they depend on and hold no argv or environment value
-(a secret passed in ``env`` is hashed into the name, never written out). No pytest in here.
+One entry per command line, not per suite: a profile's verdict does not depend on the other
+profiles checked beside it or on the profile's name, so the same command line in another suite
+(the test suite's many ``[profiles.default]``) is the same entry, and a parser starts only for
+the command lines not kept yet. Entries are named by a digest of what they depend on and hold
+no argv or environment value (a secret passed in ``env`` is hashed into the name, never written
+out). No pytest in here.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 
 COMPLETE_MARK = ".complete"  # provision.py's marker of a finished environment
 DIRNAME = ".flag-checks"
-VERSION = 1  # of the entries' shape; a change makes older entries unreachable
+VERSION = 2  # of the entries' shape; a change makes older entries unreachable
 
 
 def _immutable_env_dir(prefix: Sequence[str]) -> Path | None:
@@ -40,41 +44,41 @@ def _immutable_env_dir(prefix: Sequence[str]) -> Path | None:
     return env_dir if (env_dir / COMPLETE_MARK).is_file() else None
 
 
-def entry_path(prefix: Sequence[str], script: str, argvs: Mapping[str, list[str]],
+def entry_path(prefix: Sequence[str], script: str, argv: Sequence[str],
                env: Mapping[str, str] | None) -> Path | None:
-    """Where the verdict for this check is kept, or None when it must not be kept."""
+    """Where the verdict on one command line is kept, or None when it must not be kept."""
     env_dir = _immutable_env_dir(prefix)
     if env_dir is None:
         return None
     marker = (env_dir / COMPLETE_MARK).read_bytes()
-    key = json.dumps([VERSION, str(env_dir), marker.hex(), script, dict(argvs),
+    key = json.dumps([VERSION, str(env_dir), marker.hex(), script, list(argv),
                       sorted((env or {}).items())], sort_keys=True)
     return env_dir / DIRNAME / (hashlib.sha256(key.encode()).hexdigest() + ".json")
 
 
 def load(path: Path | None) -> dict | None:
-    """A kept verdict ({"version", "results"}), or None (none kept, or unreadable)."""
+    """A kept verdict ({"version", "result"}), or None (none kept, or unreadable)."""
     if path is None:
         return None
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    ok = (isinstance(data, dict) and isinstance(data.get("results"), dict)
-          and isinstance(data.get("version"), str))
+    ok = (isinstance(data, dict) and isinstance(data.get("result"), dict)
+          and data["result"].get("ok") is True and isinstance(data.get("version"), str))
     return data if ok else None
 
 
-def store(path: Path | None, data: dict) -> None:
-    """Keep an all-accepted verdict, atomically (a reader never sees half a file); a failure
-    to write only costs the next run a parser start."""
-    if path is None or not all(r.get("ok") for r in data.get("results", {}).values()):
+def store(path: Path | None, version: str, result: dict) -> None:
+    """Keep an accepted verdict, atomically (a reader never sees half a file); a failure to
+    write only costs the next run a parser start."""
+    if path is None or result.get("ok") is not True:
         return
     try:
         path.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
-            json.dump({"version": data["version"], "results": data["results"]}, fh)
+            json.dump({"version": version, "result": result}, fh)
         os.replace(tmp, path)
     except OSError:
         return
