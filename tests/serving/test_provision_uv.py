@@ -199,3 +199,28 @@ def test_a_cpu_run_that_needs_both_engines_builds_them_side_by_side_before_its_t
     assert converted == ["smollm2-135m-instruct"]
     # Built: the first test that needs a server finds both complete and builds nothing.
     assert provision.unbuilt(cache, ["sglang", "vllm"]) == []
+
+
+def test_the_environment_is_compiled_once_even_where_bytecode_is_never_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real interpreter's environment (a venv, no pip) with one module and one file that is
+    # not Python 3: the step compiles the module, tolerates the other, and writes bytecode
+    # although PYTHONDONTWRITEBYTECODE (set on the CI machines) stops imports from doing so.
+    import subprocess
+    import sys
+    import sysconfig
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    purelib = Path(subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True).stdout.strip())
+    (purelib / "engine_mod.py").write_text("VALUE = 42\n")
+    (purelib / "py2_data.py").write_text("print 'not python 3'\n")
+    log = tmp_path / "build.log"
+    provision._compile_bytecode(python, log, lambda _msg: None)
+    tag = sysconfig.get_config_var("py_version_nodot")
+    assert list((purelib / "__pycache__").glob(f"engine_mod.*{tag}*.pyc")), log.read_text()
+    assert not list((purelib / "__pycache__").glob("py2_data.*.pyc"))
