@@ -102,9 +102,10 @@ def idle_cores(pid: int, seconds: float) -> float:
 
 
 @contextmanager
-def busy_core() -> Iterator[subprocess.Popen[bytes]]:
+def busy_core(code: str = "while True: pass") -> Iterator[subprocess.Popen[bytes]]:
     """Another process keeping one core busy (the noisy neighbour of a shared CI host)."""
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    # Measured after 0.5 s, so the interpreter's own start-up is not counted as its load.
+    proc = subprocess.Popen([sys.executable, "-c", code])
     try:
         time.sleep(0.5)
         yield proc
@@ -199,14 +200,13 @@ def quick(cache: Path) -> None:
     assert after != before, "the shipped recipe has no idle or thread settings to compare"
     with busy_core() as proc:
         cores = idle_cores(proc.pid, 1.0)
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
-    try:
+    with busy_core("import time; time.sleep(5)") as sleeper:
         idle = idle_cores(sleeper.pid, 1.0)
-    finally:
-        sleeper.kill()
-        sleeper.wait()
     print(f"measuring code: a busy loop keeps {cores:.2f} cores busy, a sleeper {idle:.3f}")
-    assert cores > 0.3 > idle, "process-tree CPU measurement is broken"
+    # Not "> 0.3 cores": CI runs this beside provisioning, whose bytecode step keeps both cores
+    # busy (a busy loop read 0.26 there). Broken code reads a busy loop as idle or a sleeper
+    # as busy; a share of a contended core is neither.
+    assert cores > 0.05 > idle and cores > 10 * idle, "process-tree CPU measurement is broken"
 
 
 def main() -> None:
