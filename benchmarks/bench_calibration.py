@@ -49,13 +49,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pytest_rocm_llm.config.checks import Check, Gate  # noqa: E402
 from pytest_rocm_llm.config.suite import Suite, load_suite  # noqa: E402
 from pytest_rocm_llm.config.targets import TARGETS  # noqa: E402
 from pytest_rocm_llm.performance.metrics import median  # noqa: E402
 from pytest_rocm_llm.verdicts.baselines import load, proportion_metrics  # noqa: E402
-from pytest_rocm_llm.verdicts.checks import Check  # noqa: E402
 from pytest_rocm_llm.verdicts.gate import (  # noqa: E402
-    Gate,
     Measurement,
     between_runs,
     binomial,

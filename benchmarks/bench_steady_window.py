@@ -30,11 +30,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pytest_rocm_llm.client.records import RequestRecord  # noqa: E402
 from pytest_rocm_llm.config.suite import load_suite  # noqa: E402
 from pytest_rocm_llm.config.targets import TARGETS  # noqa: E402
 from pytest_rocm_llm.performance.metrics import serving_metrics  # noqa: E402
 from pytest_rocm_llm.performance.prompts import poisson_schedule  # noqa: E402
-from pytest_rocm_llm.performance.records import RequestRecord  # noqa: E402
 
 TTFT_S = 0.6  # published p50 0.62 s
 SPEED = 40.0  # tok/s per request under load: the suite's own estimate (workloads.aggregate)

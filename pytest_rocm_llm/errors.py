@@ -3,7 +3,8 @@
 No pytest in here: the domain modules raise these, and only the plugin layer turns them into
 pytest outcomes, so the pytest-free entry points (``python -m pytest_rocm_llm.performance``)
 never load pytest. Each module keeps its own named error (``pool.SuiteUnavailable``,
-``server.ServerError``, ...) as a subclass of one of the categories below.
+``server.ServerError``, ...) as a subclass of one of the categories below; an error that
+several modules raise lives here (``DatasetUnavailable``: the accuracy datasets and the Hub).
 """
 
 from __future__ import annotations
@@ -32,3 +33,11 @@ class InfrastructureError(RocmLlmError):
 class VerdictFailure(RocmLlmError, AssertionError):
     """A check judged the build and it fell short (floor, baseline, precondition): the test
     fails as an assertion, with the message leading with what broke."""
+
+
+class DatasetUnavailable(Unavailable):
+    """A dataset file is missing or is not the expected release; ``reason`` says which."""
+
+    @property
+    def reason(self) -> str:
+        return str(self)

@@ -72,3 +72,119 @@ def test_domain_modules_load_without_pytest() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert json.loads(out.stdout.splitlines()[-1]) == []
+
+
+# The declared order, lowest first (README "How it works"): a module imports only its own
+# layer or lower ones, at any depth (function-level and type-checking imports included: a
+# deferred import is still a dependency, and a cycle through one is still a cycle). The
+# top-level modules (errors, redact, ...) are the base; the package's own __init__ (the
+# public names) sits above everything it re-exports.
+LAYERS = ("base", "config", "serving", "client", "performance", "correctness", "verdicts",
+          "report", "plugin", "api")
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path) -> dict[tuple[str, str], int]:
+    """(importer, imported) -> first line, over the package's own modules. ``from pkg import
+    sub`` depends on the submodule, not on the package's __init__ (every submodule import
+    runs that anyway)."""
+    mods = {module_name(p, root): p for p in root.rglob("*.py") if "/stubs/" not in str(p)}
+    edges: dict[tuple[str, str], int] = {}
+    for name, path in mods.items():
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = here[:len(here) - node.level + 1] if node.level else []
+                mod = ".".join(base + ([node.module] if node.module else []))
+                subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in mods]
+                targets = subs if len(subs) == len(node.names) else [mod, *subs]
+            else:
+                continue
+            for t in targets:
+                while t not in mods and "." in t:
+                    t = t.rsplit(".", 1)[0]
+                if t in mods and t != name:
+                    edges.setdefault((name, t), node.lineno)
+    return edges
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "api"
+    return parts[1] if parts[1] in LAYERS else "base"
+
+
+def upward_imports(edges: dict[tuple[str, str], int]) -> list[str]:
+    return [f"{a} (line {line}) imports {b}: {layer_of(a)} is below {layer_of(b)}"
+            for (a, b), line in sorted(edges.items())
+            if LAYERS.index(layer_of(b)) > LAYERS.index(layer_of(a))]
+
+
+def import_cycles(edges: dict[tuple[str, str], int]) -> list[list[str]]:
+    """Strongly connected groups of two or more modules (Tarjan's algorithm)."""
+    graph: dict[str, list[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, []).append(b)
+        graph.setdefault(b, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while (w := stack.pop()) != v:
+                group.append(w)
+            if group:
+                cycles.append(sorted([v, *group]))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_every_layer_imports_only_its_own_or_lower_ones() -> None:
+    edges = import_graph(PACKAGE)
+    assert len(edges) > 300  # the scan reads the package, function-level imports included
+    bad = upward_imports(edges)
+    assert not bad, "imports that point up the layer order:\n  " + "\n  ".join(bad)
+
+
+def test_no_module_imports_itself_back() -> None:
+    cycles = import_cycles(import_graph(PACKAGE))
+    assert not cycles, "import cycles:\n  " + "\n  ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_scan_sees_deferred_upward_imports_and_cycles(tmp_path: Path) -> None:
+    # The checker itself, on a package with one upward import inside a function and one
+    # cycle through a type-checking import: both must be reported.
+    pkg = tmp_path / "pkg"
+    for d in ("config", "verdicts"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "config" / "a.py").write_text("def f():\n    from pkg.verdicts import b\n")
+    (pkg / "verdicts" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import c\n")
+    (pkg / "verdicts" / "c.py").write_text("from pkg.verdicts.b import X\n")
+    edges = import_graph(pkg)
+    assert upward_imports(edges) == [
+        "pkg.config.a (line 2) imports pkg.verdicts.b: config is below verdicts"]
+    assert import_cycles(edges) == [["pkg.verdicts.b", "pkg.verdicts.c"]]

@@ -20,10 +20,10 @@ from typing import Any
 
 import httpx
 
+from pytest_rocm_llm.client.records import RequestRecord
 from pytest_rocm_llm.client.request_bodies import token_request
 from pytest_rocm_llm.client.sse import StreamFailed, StreamTruncated, sse_events
 from pytest_rocm_llm.excerpt import clip
-from pytest_rocm_llm.performance.records import RequestRecord
 from pytest_rocm_llm.serving.speculation import verify_steps
 
 

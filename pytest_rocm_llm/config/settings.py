@@ -37,7 +37,7 @@ from pytest_rocm_llm.config.builds import (
 )
 from pytest_rocm_llm.config.targets import TARGETS, Target
 from pytest_rocm_llm.errors import ConfigError
-from pytest_rocm_llm.serving.ports import bind_error
+from pytest_rocm_llm.sockets import bind_error
 
 DEFAULT_START_TIMEOUT_S = 1800.0  # a 744B-parameter MoE loads for many minutes on 8 GPUs
 DEFAULT_HOST = "127.0.0.1"

@@ -31,10 +31,10 @@ from pytest_rocm_llm.client.completions import APIS, Endpoint, generate_sync
 from pytest_rocm_llm.client.tokenizer import load_tokenizer
 from pytest_rocm_llm.config.fields import NumberList, StrList, check, each_one_of
 from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, validate
+from pytest_rocm_llm.correctness.context_fit import check_served
 from pytest_rocm_llm.correctness.degeneration import Thresholds, detect
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.excerpt import clip, quoted
-from pytest_rocm_llm.serving.context_limits import check_served
 
 TASKS = ("passkey", "multikey", "variable")
 

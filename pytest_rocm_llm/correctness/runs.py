@@ -94,8 +94,8 @@ class EvalRuns:
     def _accuracy(self, config: Any, servers: Servers) -> EvalResult:
         from pytest_rocm_llm.client.chat import ChatSampler
         from pytest_rocm_llm.correctness.accuracy.config import build_items
-        from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable
         from pytest_rocm_llm.correctness.accuracy.runner import run_accuracy_sync
+        from pytest_rocm_llm.errors import DatasetUnavailable
 
         if config.kind == "tau2":
             return self._tau2(config, servers)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pytest_rocm_llm.performance.records import RequestRecord
+from pytest_rocm_llm.client.records import RequestRecord
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

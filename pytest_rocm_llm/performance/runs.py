@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_rocm_llm.client.records import records_to_csv
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.once import RunOnce
 from pytest_rocm_llm.performance.metrics import STEADY_WINDOW, usd_per_million_output_tokens
 from pytest_rocm_llm.performance.prompts import load_vocabulary
-from pytest_rocm_llm.performance.records import records_to_csv
 from pytest_rocm_llm.performance.workloads import (
     WorkloadResult,
     WorkloadStalled,
@@ -29,7 +29,7 @@ from pytest_rocm_llm.phases import PhaseLog
 from pytest_rocm_llm.progress_log import progress_to
 from pytest_rocm_llm.serving.process import ServerError, log_tail
 from pytest_rocm_llm.serving.server import LLMServer
-from pytest_rocm_llm.verdicts.gate import sample_sd
+from pytest_rocm_llm.standard_error import sample_sd
 
 log = logging.getLogger(__name__)
 

@@ -23,13 +23,13 @@ from typing import Any
 
 import httpx
 
+from pytest_rocm_llm.client.records import RequestRecord
 from pytest_rocm_llm.client.streaming import TokenClock, build_payload, stream_request
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.http import async_client
 from pytest_rocm_llm.performance.metrics import serving_metrics
+from pytest_rocm_llm.performance.preconditions import judge_step
 from pytest_rocm_llm.performance.prompts import Vocabulary, poisson_schedule, workload_prompts
-from pytest_rocm_llm.performance.records import RequestRecord
-from pytest_rocm_llm.verdicts.checks import judge_step
 
 
 @dataclass

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_rocm_llm.config.suite import Suite
+from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
 
 

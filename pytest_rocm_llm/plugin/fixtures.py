@@ -13,7 +13,7 @@ import pytest
 
 from pytest_rocm_llm.config import settings as settings_mod
 from pytest_rocm_llm.config.builds import Build
-from pytest_rocm_llm.config.suite import Suite
+from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.errors import Unavailable
 from pytest_rocm_llm.plugin.state import (
@@ -32,11 +32,11 @@ from pytest_rocm_llm.serving.pool import ServerPool
 from pytest_rocm_llm.serving.server import LLMServer
 
 if TYPE_CHECKING:
+    from pytest_rocm_llm.config.checks import Check
     from pytest_rocm_llm.correctness.runs import EvalRuns
-    from pytest_rocm_llm.performance.paired import PairedRuns
     from pytest_rocm_llm.performance.runs import WorkloadRuns
     from pytest_rocm_llm.performance.workloads import WorkloadResult
-    from pytest_rocm_llm.verdicts.checks import Check
+    from pytest_rocm_llm.verdicts.paired_trials import PairedRuns
 
 
 class PairedContext(NamedTuple):
@@ -173,7 +173,7 @@ def llm_paired(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
     if llm_settings.candidate is None:
         return None
     from pytest_rocm_llm.correctness.runs import EvalRuns
-    from pytest_rocm_llm.performance.paired import PairedRuns
+    from pytest_rocm_llm.verdicts.paired_trials import PairedRuns
     from pytest_rocm_llm.verdicts.sequential import settings_design
 
     return PairedContext(
@@ -218,7 +218,8 @@ def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Targ
               llm_paired: PairedContext | None) -> Callable[[Check], float | None]:
     """``llm_judge(check)``: run what the check reads (once per session), judge it against
     its floor and its baseline, record the verdict; fails the test with what broke."""
-    from pytest_rocm_llm.plugin.judging import CheckContext, run_eval_check, run_workload_check
+    from pytest_rocm_llm.plugin.check_context import CheckContext
+    from pytest_rocm_llm.plugin.judging import run_eval_check, run_workload_check
 
     config = request.config
     ctx = CheckContext(

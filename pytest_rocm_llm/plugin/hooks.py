@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_rocm_llm.config import settings as settings_mod
-from pytest_rocm_llm.config.suite import Suite, find_suite_file, load_suite
+from pytest_rocm_llm.config.suite import find_suite_file, load_suite
+from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import HardwareMismatch, check_hardware
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.plugin.collection import group_by_profile, last_uses

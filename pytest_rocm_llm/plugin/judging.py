@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,12 +18,11 @@ import pytest
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.log_tail import file_tail
 from pytest_rocm_llm.plugin import allure as allure_report
+from pytest_rocm_llm.plugin.check_context import CheckContext
 from pytest_rocm_llm.plugin.state import POOL_KEY
 from pytest_rocm_llm.redact import redact_argv, redact_env, secret_values
-from pytest_rocm_llm.report.collector import VERDICT_PROPERTY, RunCollector
-from pytest_rocm_llm.report.paired_table import recording_mode
+from pytest_rocm_llm.report.collector import VERDICT_PROPERTY
 from pytest_rocm_llm.verdicts.judge import (
-    BaselineCache,
     Outcome,
     base_verdict,
     judge_eval,
@@ -34,47 +32,18 @@ from pytest_rocm_llm.verdicts.judge import (
 )
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.provenance import collect
-from pytest_rocm_llm.verdicts.verdict import Mode, Verdict
+from pytest_rocm_llm.verdicts.verdict import Verdict
 
 if TYPE_CHECKING:
-    from pytest_rocm_llm.config.settings import Settings
-    from pytest_rocm_llm.config.suite import Suite
+    from pytest_rocm_llm.config.checks import Check
+    from pytest_rocm_llm.config.suite_model import Suite
     from pytest_rocm_llm.config.targets import Target
     from pytest_rocm_llm.correctness.result import EvalResult
     from pytest_rocm_llm.correctness.runs import EvalRuns
-    from pytest_rocm_llm.performance.paired import PairedRuns
     from pytest_rocm_llm.performance.runs import WorkloadRuns
     from pytest_rocm_llm.performance.workloads import WorkloadResult
     from pytest_rocm_llm.serving.server import LLMServer
-    from pytest_rocm_llm.verdicts.checks import Check
 
-
-
-@dataclass(frozen=True)
-class CheckContext:
-    """What every check of a run shares."""
-
-    settings: Settings
-    suite: Suite
-    target: Target
-    collector: RunCollector
-    baselines: BaselineCache
-    infrastructure: Callable[[Exception], str]
-    infra_errors: tuple[type[Exception], ...]
-    paired: PairedRuns | None = None  # a paired run's trials (None: one build)
-    candidate_evals: EvalRuns | None = None  # a paired run's evaluations on the candidate
-
-    @property
-    def mode(self) -> Mode:
-        return self.settings.baseline_mode  # type: ignore[return-value]
-
-    def recording_mode(self, paired: PairedVerdict | None) -> Mode:
-        """The baseline mode a check is judged with (a paired run stores the candidate only
-        where it passed its pair)."""
-        if paired is None:
-            return self.mode
-        return recording_mode(self.mode, paired,  # type: ignore[return-value]
-                              self.settings.inconclusive)
 
 
 def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
@@ -107,7 +76,7 @@ def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:
 
 def workload_attachments(result: WorkloadResult, artifacts: Mapping[str, str]
                          ) -> list[allure_report.Attachment]:
-    from pytest_rocm_llm.performance.records import records_to_csv
+    from pytest_rocm_llm.client.records import records_to_csv
     from pytest_rocm_llm.report import plots
 
     w = result.workload

@@ -27,12 +27,12 @@ from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.sequential import PairedCheck
 
 if TYPE_CHECKING:
+    from pytest_rocm_llm.config.checks import Check
     from pytest_rocm_llm.correctness.result import EvalResult
-    from pytest_rocm_llm.performance.paired import PairedRuns
     from pytest_rocm_llm.performance.runs import WorkloadRuns
-    from pytest_rocm_llm.plugin.judging import CheckContext
+    from pytest_rocm_llm.plugin.check_context import CheckContext
     from pytest_rocm_llm.serving.server import LLMServer
-    from pytest_rocm_llm.verdicts.checks import Check
+    from pytest_rocm_llm.verdicts.paired_trials import PairedRuns
 
 Servers = Callable[..., "LLMServer"]  # (profile, build) -> the build's server of the profile
 

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from pytest_rocm_llm.errors import ConfigError, Unavailable
 
 if TYPE_CHECKING:
+    from pytest_rocm_llm.config.checks import Check
     from pytest_rocm_llm.config.settings import Settings
-    from pytest_rocm_llm.config.suite import Suite
+    from pytest_rocm_llm.config.suite_model import Suite
     from pytest_rocm_llm.config.targets import Target
     from pytest_rocm_llm.verdicts.baselines import BaselineCache
-    from pytest_rocm_llm.verdicts.checks import Check
 
 
 def load_baselines(suites: Iterable[Suite], target: Target, baselines: BaselineCache) -> None:

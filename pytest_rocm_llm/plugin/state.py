@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_rocm_llm.config.settings import Settings
-from pytest_rocm_llm.config.suite import Suite
+from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.report.collector import RunCollector
 from pytest_rocm_llm.serving.pool import ServerPool

@@ -22,7 +22,7 @@ from typing import Any
 
 from pytest_rocm_llm.config.builds import Build
 from pytest_rocm_llm.config.settings import Settings
-from pytest_rocm_llm.config.suite import Suite
+from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_values

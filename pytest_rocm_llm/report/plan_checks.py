@@ -10,7 +10,7 @@ from pytest_rocm_llm.verdicts.baselines import proportion_metrics
 from pytest_rocm_llm.verdicts.power import describe_gate
 
 if TYPE_CHECKING:
-    from pytest_rocm_llm.config.suite import Suite
+    from pytest_rocm_llm.config.suite_model import Suite
     from pytest_rocm_llm.config.targets import Target
     from pytest_rocm_llm.verdicts.baselines import BaselineFile
 

@@ -10,7 +10,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_rocm_llm.performance.records import RequestRecord
+from pytest_rocm_llm.client.records import RequestRecord
 
 
 def _figure() -> tuple[Any, Any]:

@@ -3,7 +3,7 @@ restarts, and a time bound. No pytest, no server in here.
 
 It follows what a run does: the suite's checks grouped by profile (the default first, as
 plugin/collection.py orders tests), each workload's trials in the order
-performance/paired.py runs them (whole A-B-B-A blocks, turned to start with the build
+verdicts/paired_trials.py runs them (whole A-B-B-A blocks, turned to start with the build
 already up: the minimum, then a block at a time while a paired check is undecided; the
 expected trials to a decision simulated through the sequential gate at the target's trial
 CV), each
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
 from pytest_rocm_llm.config.settings import Settings
-from pytest_rocm_llm.config.suite import Suite
+from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.config.workload import Workload
-from pytest_rocm_llm.performance.paired import oriented_order
+from pytest_rocm_llm.verdicts.paired_trials import oriented_order
 from pytest_rocm_llm.verdicts.sequential import expected_trials, settings_design
 
 if TYPE_CHECKING:
-    from pytest_rocm_llm.verdicts.checks import Check
+    from pytest_rocm_llm.config.checks import Check
 
 SHORT = {BASELINE: "A", CANDIDATE: "B"}
 

@@ -15,7 +15,6 @@ containers labelled by a dead owner on this host are removed when a session star
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
@@ -31,7 +30,7 @@ from pathlib import Path
 from pytest_rocm_llm.config.builds import Build
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.targets import Target
-from pytest_rocm_llm.serving.guardian import alive
+from pytest_rocm_llm.serving.guardian import alive, remove
 from pytest_rocm_llm.serving.process import LaunchSpec, ServerProcess
 from pytest_rocm_llm.serving.process_tree import Leak
 
@@ -117,15 +116,6 @@ class ContainerServer(ServerProcess):
 def _run(argv: list[str], timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                           stdin=subprocess.DEVNULL, check=False)
-
-
-def remove(runtime: str, name: str, grace_s: float = 20.0) -> None:
-    """The runtime's stop (SIGTERM, SIGKILL after ``grace_s``), then removal (a container
-    run with --rm may be gone by then: that is the point)."""
-    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-        _run([runtime, "stop", "-t", str(int(grace_s)), name], grace_s + 60)
-    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-        _run([runtime, "rm", "-f", name])
 
 
 def present(runtime: str, names: Iterable[str]) -> list[str]:

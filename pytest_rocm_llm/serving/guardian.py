@@ -12,8 +12,10 @@ it imports only the standard library.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -57,10 +59,19 @@ def main_container(owner: int, runtime: str, name: str, poll_s: float = 0.5,
     original_parent = os.getppid()
     while alive(owner) and os.getppid() == original_parent:
         time.sleep(poll_s)
-    from pytest_rocm_llm.serving.container import remove
-
     remove(runtime, name, grace_s)
     return 0
+
+
+def remove(runtime: str, name: str, grace_s: float = 20.0) -> None:
+    """The runtime's stop (SIGTERM, SIGKILL after ``grace_s``), then removal (a container
+    run with --rm may be gone by then: that is the point). Here, not in serving/container.py,
+    so that the guardian needs nothing but the standard library (container imports this)."""
+    for argv, timeout_s in (([runtime, "stop", "-t", str(int(grace_s)), name], grace_s + 60),
+                            ([runtime, "rm", "-f", name], 120.0)):
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
+                           stdin=subprocess.DEVNULL, check=False)
 
 
 def group_members(pgid: int) -> list[int]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_rocm_llm.config.builds import Build
 from pytest_rocm_llm.config.settings import Settings, env_lookup, old_env_name
-from pytest_rocm_llm.config.suite import ModelSpec, Suite
+from pytest_rocm_llm.config.suite_model import ModelSpec, Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.serving.engines import flags_to_argv, get_engine

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from pytest_rocm_llm.config.suite import Suite
+from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.serving.engines import get_engine
 from pytest_rocm_llm.serving.launch import ConfigProblem

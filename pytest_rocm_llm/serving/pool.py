@@ -26,7 +26,7 @@ import httpx
 
 from pytest_rocm_llm.config.builds import BASELINE, Build
 from pytest_rocm_llm.config.settings import Settings
-from pytest_rocm_llm.config.suite import ModelSpec, Suite
+from pytest_rocm_llm.config.suite_model import ModelSpec, Suite
 from pytest_rocm_llm.config.targets import HardwareMismatch, Target, check_hardware
 from pytest_rocm_llm.errors import Unavailable
 from pytest_rocm_llm.phases import PhaseLog

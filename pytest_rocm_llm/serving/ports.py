@@ -16,11 +16,11 @@ from __future__ import annotations
 import errno
 import os
 import random
-import socket
 import tempfile
 from pathlib import Path
 
 from pytest_rocm_llm.serving.guardian import alive
+from pytest_rocm_llm.sockets import bind_error
 
 LOCK_DIR = Path(tempfile.gettempdir()) / "pytest-rocm-llm-ports"
 # sglang opens helper ports above its HTTP port (e.g. its NCCL/dist-init port), so claims
@@ -42,17 +42,6 @@ def claimable_range() -> tuple[int, int]:
     if low - HELPER_REACH <= FALLBACK_RANGE[0] + SPACING:
         return FALLBACK_RANGE  # an unusually low ephemeral range: keep the fixed one
     return FALLBACK_RANGE[0], low - HELPER_REACH
-
-
-def bind_error(host: str, port: int) -> OSError | None:
-    """Why a socket cannot bind ``host``:``port`` here (port 0: any port), or None."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((host if host != "localhost" else "127.0.0.1", port))
-        except OSError as exc:
-            return exc
-    return None
 
 
 def bindable(host: str, port: int) -> bool:

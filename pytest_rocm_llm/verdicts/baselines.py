@@ -17,8 +17,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pytest_rocm_llm.config.checks import Gate
 from pytest_rocm_llm.errors import ConfigError
-from pytest_rocm_llm.verdicts.gate import BINOMIAL, Gate, Measurement, binomial
+from pytest_rocm_llm.verdicts.gate import BINOMIAL, Measurement, binomial
 
 SCHEMA_VERSION = 1
 

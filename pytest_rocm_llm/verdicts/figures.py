@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from pytest_rocm_llm.performance.metrics import STEADY_WINDOW
 
 if TYPE_CHECKING:
+    from pytest_rocm_llm.config.checks import Check
     from pytest_rocm_llm.performance.workloads import WorkloadResult
-    from pytest_rocm_llm.verdicts.checks import Check
 
 
 def _f(v: float | None, fmt: str = ".4g") -> str:

@@ -32,13 +32,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
 
+from pytest_rocm_llm.config.checks import Gate
 from pytest_rocm_llm.standard_error import of_mean, of_proportion, sample_sd
 
-Direction = Literal["higher", "lower"]
-GateKind = Literal["floor", "ceiling", "band"]
-DEFAULT_ALPHA = 0.01
 DEFAULT_POWER = 0.9
 # Spread kinds that describe run-to-run noise, and those that only describe one run.
 BETWEEN_RUNS = "between_runs"
@@ -64,20 +61,6 @@ class Measurement:
     @property
     def between_runs(self) -> bool:
         return self.spread_kind == BETWEEN_RUNS and self.spread is not None and self.runs >= 2
-
-
-@dataclass(frozen=True)
-class Gate:
-    kind: GateKind
-    alpha: float = DEFAULT_ALPHA
-    tolerance: float = 0.0  # relative to the baseline value, on top of the noise margin
-
-    @property
-    def side_alpha(self) -> float:
-        """The false-fail rate each threshold spends. A band fails on either side, so each
-        side gets alpha/2 and the row's alpha is the whole false-fail rate (at alpha per
-        side an identical build failed a band 2% of the time while the row said 0.01)."""
-        return self.alpha / 2 if self.kind == "band" else self.alpha
 
 
 @dataclass(frozen=True)
@@ -130,10 +113,6 @@ SCOPE_TEXT = {
                "back to back, so the drift between sessions is not in its spread), ",
     "sessions": "holding across sessions (the baseline's runs span sessions), ",
 }
-
-
-def gate_kind_for(direction: Direction) -> GateKind:
-    return "floor" if direction == "higher" else "ceiling"
 
 
 def quantile(p: float, df: float | None) -> float:

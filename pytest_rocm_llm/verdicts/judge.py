@@ -12,14 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_rocm_llm.config.checks import UNITS, Check
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.serving.engines import flags_to_argv
 from pytest_rocm_llm.standard_error import sample_sd
 from pytest_rocm_llm.verdicts.baselines import BaselineCache, BaselineEntry
 from pytest_rocm_llm.verdicts.checks import (
-    UNITS,
-    Check,
     FloorMissed,
     PreconditionNotMet,
     measure,
@@ -35,7 +34,7 @@ from pytest_rocm_llm.verdicts.gate import (
 from pytest_rocm_llm.verdicts.verdict import CheckSpec, Decision, Mode, Verdict, decide
 
 if TYPE_CHECKING:
-    from pytest_rocm_llm.config.suite import Suite
+    from pytest_rocm_llm.config.suite_model import Suite
     from pytest_rocm_llm.config.targets import Target
     from pytest_rocm_llm.performance.workloads import WorkloadResult
     from pytest_rocm_llm.serving.server import LLMServer

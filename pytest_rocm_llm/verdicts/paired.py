@@ -64,8 +64,8 @@ from functools import lru_cache
 from statistics import NormalDist, fmean
 from typing import Any, Literal
 
+from pytest_rocm_llm.config.checks import Direction
 from pytest_rocm_llm.correctness.accuracy.stats import mcnemar
-from pytest_rocm_llm.verdicts.gate import Direction
 
 # "unpaired": a declared check of a paired run with no paired verdict, and the row says why
 # (never a failure by itself: the stored baseline and floors still judge the candidate).

@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pytest_rocm_llm.config.checks import Gate
 from pytest_rocm_llm.verdicts import exact
 from pytest_rocm_llm.verdicts.gate import (
     BETWEEN_RUNS,
     DEFAULT_POWER,
-    Gate,
     Measurement,
     binomial,
     detectable,

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from statistics import NormalDist
 
+from pytest_rocm_llm.config.checks import Direction
 from pytest_rocm_llm.config.settings import Settings
-from pytest_rocm_llm.verdicts.gate import Direction
 from pytest_rocm_llm.verdicts.paired import (
     DEFAULT_ALPHA,
     PairedVerdict,

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from pytest_rocm_llm.config.checks import Gate, gate_kind_for
 from pytest_rocm_llm.serving.kernel_paths import kernel_path_note
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry
-from pytest_rocm_llm.verdicts.gate import Gate, GateResult, Measurement, gate_kind_for, judge
+from pytest_rocm_llm.verdicts.gate import GateResult, Measurement, judge
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.config.targets import Target

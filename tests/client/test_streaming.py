@@ -10,8 +10,8 @@ import json
 import httpx
 import pytest
 
+from pytest_rocm_llm.client.records import RequestRecord
 from pytest_rocm_llm.client.streaming import build_payload, stream_request
-from pytest_rocm_llm.performance.records import RequestRecord
 
 
 def sse(*events: object, done: bool = True) -> bytes:

@@ -10,8 +10,7 @@ import pytest
 
 from pytest_rocm_llm.config.toml import Table
 from pytest_rocm_llm.correctness.accuracy.config import AccuracyConfig, build_items, parse_accuracy
-from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable
-from pytest_rocm_llm.errors import ConfigError
+from pytest_rocm_llm.errors import ConfigError, DatasetUnavailable
 
 FILE = Path("/suites/demo/suite.toml")
 

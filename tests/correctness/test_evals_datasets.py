@@ -26,11 +26,11 @@ from pytest_rocm_llm.correctness.accuracy.datasets import (
     GSM8K_TEST,
     GSM8K_TRAIN,
     DataFile,
-    DatasetUnavailable,
-    HubFile,
     read,
 )
+from pytest_rocm_llm.correctness.accuracy.hub import HubFile
 from pytest_rocm_llm.correctness.accuracy.items import score
+from pytest_rocm_llm.errors import DatasetUnavailable
 
 # ROCM_LLM_DATA_DIR: the deprecated spelling, still what older CI scripts export
 SHARED = Path(os.environ.get("PYTEST_ROCM_LLM_DATA_DIR") or os.environ.get("ROCM_LLM_DATA_DIR")

@@ -14,8 +14,9 @@ import pytest
 
 from pytest_rocm_llm.client.chat import ChatAnswer
 from pytest_rocm_llm.correctness.accuracy import gpqa
-from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable, sha256_of
+from pytest_rocm_llm.correctness.accuracy.datasets import sha256_of
 from pytest_rocm_llm.correctness.accuracy.runner import run_accuracy
+from pytest_rocm_llm.errors import DatasetUnavailable
 
 SECRET = "zebracorn"  # marks every question and answer text in the synthetic CSV
 

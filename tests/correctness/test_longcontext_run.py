@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.client.completions import Endpoint
+from pytest_rocm_llm.correctness.context_fit import check_served
 from pytest_rocm_llm.correctness.long_context import (
     LongContextConfig,
     _Encoder,
     build_items,
     run_long_context,
 )
-from pytest_rocm_llm.serving.context_limits import check_served
 from pytest_rocm_llm.serving.launch import ConfigProblem
 from tests.toy_engine import JsonHandler, serving
 

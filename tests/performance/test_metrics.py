@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_rocm_llm.client.records import RequestRecord, records_to_csv
 from pytest_rocm_llm.performance.metrics import (
     achieved_request_rate,
     cache_hit_ratio,
@@ -16,7 +17,6 @@ from pytest_rocm_llm.performance.metrics import (
     success_ratio,
     usd_per_million_output_tokens,
 )
-from pytest_rocm_llm.performance.records import RequestRecord, records_to_csv
 
 
 def rec(i: int, ttft: float, e2e: float, out: int, *, ok: bool = True, prompt: int = 100,

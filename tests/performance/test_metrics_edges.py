@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pytest_rocm_llm.client.records import RequestRecord
 from pytest_rocm_llm.performance.metrics import (
     median,
     serving_metrics,
@@ -14,7 +15,6 @@ from pytest_rocm_llm.performance.metrics import (
     token_times,
     usd_per_million_output_tokens,
 )
-from pytest_rocm_llm.performance.records import RequestRecord
 
 
 def rec(send: float, ttft: float | None, e2e: float | None, out: int, *, ok: bool = True,

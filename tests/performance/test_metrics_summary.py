@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_rocm_llm.client.records import RequestRecord
 from pytest_rocm_llm.performance.metrics import (
     achieved_request_rate,
     cache_hit_ratio,
@@ -15,7 +16,6 @@ from pytest_rocm_llm.performance.metrics import (
     steady_output_tok_s,
     steady_state_window,
 )
-from pytest_rocm_llm.performance.records import RequestRecord
 
 
 def rec(send: float, ttft: float, e2e: float, out: int, *, prompt: int = 100,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.config.checks import Check
 from pytest_rocm_llm.config.suite import parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.config.workload import Workload
@@ -20,7 +21,7 @@ from pytest_rocm_llm.performance import workloads
 from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.workloads import WorkloadResult, run_rate_sweep, run_workload
 from pytest_rocm_llm.verdicts.baselines import BaselineCache
-from pytest_rocm_llm.verdicts.checks import Check, FloorMissed, PreconditionNotMet, preconditions
+from pytest_rocm_llm.verdicts.checks import FloorMissed, PreconditionNotMet, preconditions
 from pytest_rocm_llm.verdicts.judge import judge_workload
 from tests.performance.test_metrics import rec
 from tests.verdicts.test_checks import SERVER

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pytest_rocm_llm.client.records import RequestRecord
 from pytest_rocm_llm.performance.metrics import (
     mean_output_tokens,
     serving_metrics,
@@ -14,7 +15,6 @@ from pytest_rocm_llm.performance.metrics import (
     token_times,
 )
 from pytest_rocm_llm.performance.prompts import poisson_schedule
-from pytest_rocm_llm.performance.records import RequestRecord
 
 
 def served(rate: float, n: int, tokens: int, *, speed: float = 4.0, ttft: float = 0.5,

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_rocm_llm.client.records import RequestRecord
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.performance import workloads
 from pytest_rocm_llm.performance.metrics import token_times
 from pytest_rocm_llm.performance.prompts import Vocabulary
-from pytest_rocm_llm.performance.records import RequestRecord
 
 
 class FakeClock:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.config.context_limits import flag_tokens, profile_limit
 from pytest_rocm_llm.config.suite import parse_suite
+from pytest_rocm_llm.correctness.context_fit import model_context
 from pytest_rocm_llm.errors import ConfigError
-from pytest_rocm_llm.serving.context_limits import flag_tokens, model_context, profile_limit
 from tests.conftest import SMOKE_MODEL
 
 SUITE = f"""

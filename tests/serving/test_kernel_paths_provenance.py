@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.config.checks import Gate
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.report.table import render
 from pytest_rocm_llm.serving.kernel_paths import kernel_path_note, kernel_paths
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry, apply_updates, load, validate
-from pytest_rocm_llm.verdicts.gate import Gate, Measurement
+from pytest_rocm_llm.verdicts.gate import Measurement
 from pytest_rocm_llm.verdicts.provenance import collect
 from pytest_rocm_llm.verdicts.verdict import CheckSpec, Verdict, baseline_entry, decide
 

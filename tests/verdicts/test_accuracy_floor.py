@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pytest_rocm_llm.config.checks import Check
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry
-from pytest_rocm_llm.verdicts.checks import Check
 from pytest_rocm_llm.verdicts.gate import binomial
 from pytest_rocm_llm.verdicts.judge import eval_measurement, eval_spec
 from pytest_rocm_llm.verdicts.verdict import Verdict, decide

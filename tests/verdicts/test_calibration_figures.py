@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pytest_rocm_llm.verdicts.checks import Check
+from pytest_rocm_llm.config.checks import Check
 
 ROOT = Path(__file__).resolve().parents[2]
 

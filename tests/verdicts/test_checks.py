@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.config.checks import Check
 from pytest_rocm_llm.config.suite import parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.config.workload import Workload
@@ -16,7 +17,7 @@ from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.workloads import WorkloadResult
 from pytest_rocm_llm.serving.server import LLMServer
 from pytest_rocm_llm.verdicts.baselines import BaselineCache
-from pytest_rocm_llm.verdicts.checks import Check, FloorMissed, PreconditionNotMet
+from pytest_rocm_llm.verdicts.checks import FloorMissed, PreconditionNotMet
 from pytest_rocm_llm.verdicts.judge import judge_workload
 from tests.conftest import SMOKE_MODEL
 from tests.performance.test_metrics import rec

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_rocm_llm.verdicts.gate import Gate, Measurement, between_runs, binomial, judge, margin
+from pytest_rocm_llm.config.checks import Gate
+from pytest_rocm_llm.verdicts.gate import Measurement, between_runs, binomial, judge, margin
 from pytest_rocm_llm.verdicts.power import (
     binomial_power,
     items_needed,

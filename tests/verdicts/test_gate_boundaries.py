@@ -11,9 +11,8 @@ from statistics import NormalDist
 
 import pytest
 
+from pytest_rocm_llm.config.checks import Gate, GateKind
 from pytest_rocm_llm.verdicts.gate import (
-    Gate,
-    GateKind,
     Measurement,
     between_runs,
     binomial,

@@ -9,13 +9,12 @@ import math
 import pytest
 from scipy.stats import norm, t
 
+from pytest_rocm_llm.config.checks import Gate, gate_kind_for
 from pytest_rocm_llm.verdicts.gate import (
-    Gate,
     Measurement,
     between_runs,
     binomial,
     binomial_stderr,
-    gate_kind_for,
     judge,
     sample_sd,
     stderr_of_mean,

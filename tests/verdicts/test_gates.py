@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_rocm_llm.verdicts.gate import Gate, Measurement, judge, margin
+from pytest_rocm_llm.config.checks import Gate
+from pytest_rocm_llm.verdicts.gate import Measurement, judge, margin
 
 values = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
 spreads = st.one_of(st.none(), st.floats(min_value=0.0, max_value=1e3))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_rocm_llm.verdicts.gate import Gate, Measurement, binomial
+from pytest_rocm_llm.config.checks import Gate
+from pytest_rocm_llm.verdicts.gate import Measurement, binomial
 from pytest_rocm_llm.verdicts.power import (
     describe_gate,
     items_needed,

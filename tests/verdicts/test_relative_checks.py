@@ -189,7 +189,8 @@ class FakeRuns:
 
 
 def run_check(tmp_path: Path, cached: tuple[str, ...], e2e_fast: float = 1.2):
-    from pytest_rocm_llm.plugin.judging import CheckContext, run_workload_check
+    from pytest_rocm_llm.plugin.check_context import CheckContext
+    from pytest_rocm_llm.plugin.judging import run_workload_check
     from pytest_rocm_llm.report.collector import RunCollector
 
     s = parse()
@@ -255,7 +256,8 @@ def test_glm52_compares_speculation_with_the_same_single_stream_without_it() -> 
 def test_a_builds_own_image_is_its_provenance(tmp_path: Path) -> None:
     """--llm-candidate-image: the candidate's values name its image, not the baseline's."""
     from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE, Build
-    from pytest_rocm_llm.plugin.judging import CheckContext, provenance_of
+    from pytest_rocm_llm.plugin.check_context import CheckContext
+    from pytest_rocm_llm.plugin.judging import provenance_of
     from pytest_rocm_llm.report.collector import RunCollector
 
     settings = SimpleNamespace(container_image="given:1",

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
+from pytest_rocm_llm.config.checks import Gate
 from pytest_rocm_llm.verdicts import baseline_model
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry, load
-from pytest_rocm_llm.verdicts.gate import Gate, between_runs, judge
+from pytest_rocm_llm.verdicts.gate import between_runs, judge
 from pytest_rocm_llm.verdicts.verdict import CheckSpec, Verdict, baseline_entry, decide
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from pytest_rocm_llm.config.checks import Gate
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry
-from pytest_rocm_llm.verdicts.gate import Gate, Measurement, between_runs
+from pytest_rocm_llm.verdicts.gate import Measurement, between_runs
 from pytest_rocm_llm.verdicts.verdict import (
     CheckSpec,
     Verdict,

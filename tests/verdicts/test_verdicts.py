@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.config.checks import Gate
 from pytest_rocm_llm.report.collector import RunCollector, results_document
 from pytest_rocm_llm.report.table import render
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry
-from pytest_rocm_llm.verdicts.gate import Gate, Measurement
+from pytest_rocm_llm.verdicts.gate import Measurement
 from pytest_rocm_llm.verdicts.verdict import CheckSpec, Verdict, decide
 
 SPEC = CheckSpec("tput", "output_tok_s", "tok/s", 100.0, None, "published, 2026-07",

@@ -17,31 +17,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_rocm_llm.errors import Unavailable
-
-
-class DatasetUnavailable(Unavailable):
-    """A dataset file is missing or is not the expected release; ``reason`` says which."""
-
-    @property
-    def reason(self) -> str:
-        return str(self)
-
-
-@dataclass(frozen=True)
-class HubFile:
-    """A table in a Hub dataset repository whose rows, written as JSON lines with these
-    columns, are a DataFile's content."""
-
-    repo: str
-    # A commit, never a branch: a moved branch would change the items under stored baselines.
-    revision: str
-    filename: str
-    columns: tuple[str, ...]
-
-    @property
-    def url(self) -> str:
-        return f"hf://datasets/{self.repo}@{self.revision}/{self.filename}"
+from pytest_rocm_llm.correctness.accuracy.hub import HubFile, fetch_rows_as_jsonl
+from pytest_rocm_llm.errors import DatasetUnavailable
 
 
 @dataclass(frozen=True)
@@ -127,8 +104,6 @@ def read(data_dir: Path | None, file: DataFile, what: str) -> Loaded:
         raise DatasetUnavailable(f"{what}: no data directory was given; pass "
                                  f"{_override_hint(file)}")
     else:
-        from pytest_rocm_llm.correctness.accuracy.hub import fetch_rows_as_jsonl
-
         origin, data = fetch_rows_as_jsonl(file.hub, what, _override_hint(file))
     actual = hashlib.sha256(data).hexdigest()
     if actual != file.sha256.lower():

@@ -16,9 +16,10 @@ import csv
 import random
 from pathlib import Path
 
-from pytest_rocm_llm.correctness.accuracy.datasets import GPQA_SOURCE, DatasetUnavailable, verify
+from pytest_rocm_llm.correctness.accuracy.datasets import GPQA_SOURCE, verify
 from pytest_rocm_llm.correctness.accuracy.gsm8k import subset
 from pytest_rocm_llm.correctness.accuracy.items import LETTER, Item
+from pytest_rocm_llm.errors import DatasetUnavailable
 
 LETTERS = "ABCD"
 COLUMNS = ("Question", "Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",

@@ -9,10 +9,27 @@ in. Both are imported here only, when data must come from the Hub, so loading th
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable, HubFile
+from pytest_rocm_llm.errors import DatasetUnavailable
 from pytest_rocm_llm.excerpt import clip
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """A table in a Hub dataset repository whose rows, written as JSON lines with these
+    columns, are a DataFile's content."""
+
+    repo: str
+    # A commit, never a branch: a moved branch would change the items under stored baselines.
+    revision: str
+    filename: str
+    columns: tuple[str, ...]
+
+    @property
+    def url(self) -> str:
+        return f"hf://datasets/{self.repo}@{self.revision}/{self.filename}"
 
 
 def fetch(hub: HubFile, what: str, override: str) -> Path:

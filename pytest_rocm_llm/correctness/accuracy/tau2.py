@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rocm_llm.correctness.accuracy.config import AccuracyConfig
-from pytest_rocm_llm.correctness.accuracy.datasets import DatasetUnavailable
 from pytest_rocm_llm.correctness.accuracy.stats import stderr
 from pytest_rocm_llm.correctness.result import EvalResult
+from pytest_rocm_llm.errors import DatasetUnavailable
 from pytest_rocm_llm.log_tail import file_tail
 
 SUCCESS = 1.0 - 1e-6  # tau2 counts a simulation as solved when its reward is 1 (float)

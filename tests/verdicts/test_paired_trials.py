@@ -1,15 +1,15 @@
-"""A workload's paired trials (performance/paired.py): balanced order turned to the build
+"""A workload's paired trials (verdicts/paired_trials.py): balanced order turned to the build
 already up, the same seed for trial i of both builds, results kept per build in time order."""
 
 from __future__ import annotations
 
 from pytest_rocm_llm.config.workload import Workload
-from pytest_rocm_llm.performance.paired import (
+from pytest_rocm_llm.performance.workloads import WorkloadResult
+from pytest_rocm_llm.verdicts.paired_trials import (
     PairedRuns,
     oriented_order,
     run_paired,
 )
-from pytest_rocm_llm.performance.workloads import WorkloadResult
 from pytest_rocm_llm.verdicts.sequential import PairedCheck, SequentialDesign
 
 
