@@ -276,7 +276,10 @@ class ServerPool:
                 self.progress(f"[rocm-llm] {suite.name}/{profile}: the start failed with "
                               f"{why} (GPU memory may still have been draining): one retry")
                 server = self._launch(suite, profile, state, build)
-        except (ServerError, EngineError, OSError) as exc:
+        # A GPU still held after the wait's bound is sticky too: every later test of this
+        # (profile, build) would wait the whole bound again (15 minutes on MI355X) to fail
+        # the same way, so a CI job would time out before it reported what held the GPUs.
+        except (ServerError, EngineError, OSError, gpu_memory.GpuMemoryHeld) as exc:
             self._failed[key] = exc
             raise
         self._verify_effective(suite, profile, server)

@@ -185,6 +185,21 @@ def test_no_retry_off_gpu_or_for_another_failure(tmp_path: Path, monkeypatch, ta
     assert calls == ["reference"]
 
 
+def test_a_gpu_held_past_the_bound_is_reported_once_not_waited_for_by_every_test(
+        tmp_path: Path, monkeypatch) -> None:
+    pool, suite, calls, _ = drained_pool(tmp_path, monkeypatch, "mi355x", UNBALANCED)
+
+    def held(s, p, st, build):
+        calls.append(p)
+        raise GpuMemoryHeld("GPU 3 still holds 40% of its VRAM after 900 s")
+
+    monkeypatch.setattr(pool, "_launch", held)
+    for _ in range(2):
+        with pytest.raises(GpuMemoryHeld, match="GPU 3"):
+            pool.get(suite, "reference")
+    assert calls == ["reference"]  # the second test got the first one's failure at once
+
+
 def test_drain_signatures_are_known_signatures() -> None:
     from pytest_rocm_llm.serving.signatures import load
 
