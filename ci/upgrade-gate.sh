@@ -8,7 +8,9 @@
 #   BASELINE_IMAGE=... CANDIDATE_IMAGE=... ci/upgrade-gate.sh [pytest args...]
 #
 # Optional: SUITE (suites/glm52), TARGET (mi355x), INCONCLUSIVE (fail | pass), OUT (where
-# allure-results/, results.json and server-logs/ go: .), PYTEST (pytest).
+# allure-results/, results.json and server-logs/ go: .), SUMMARY (the Markdown summary is
+# appended there: $GITHUB_STEP_SUMMARY on GitHub Actions, else $OUT/summary.md), PYTEST
+# (pytest).
 set -euo pipefail
 : "${BASELINE_IMAGE:?set BASELINE_IMAGE to the build in use (name:tag or name@digest)}"
 : "${CANDIDATE_IMAGE:?set CANDIDATE_IMAGE to the build to gate}"
@@ -27,4 +29,5 @@ common=(--rocm-target "${TARGET:-mi355x}" "$suite"
 # JSON and the Allure results they are what the workflow uploads.
 "$pytest_cmd" "${common[@]}" --llm-inconclusive="${INCONCLUSIVE:-fail}" \
     --alluredir "$out/allure-results" --llm-results "$out/results.json" \
-    --llm-keep-logs --llm-log-dir "$out/server-logs"
+    --llm-keep-logs --llm-log-dir "$out/server-logs" \
+    --llm-summary "${SUMMARY:-${GITHUB_STEP_SUMMARY:-$out/summary.md}}"

@@ -15,14 +15,16 @@ from tests.conftest import ROOT
 SCRIPT = ROOT / "ci" / "upgrade-gate.sh"
 
 
-def run(tmp_path: Path, plan_exit: int) -> tuple[int, list[list[str]]]:
+def run(tmp_path: Path, plan_exit: int, **extra: str) -> tuple[int, list[list[str]]]:
     record = tmp_path / "calls"
     fake = tmp_path / "pytest"
     fake.write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> {record}; echo >> {record}\n'
                     f'case "$1" in --llm-plan) exit {plan_exit};; esac\n')
     fake.chmod(0o755)
-    env = {**os.environ, "BASELINE_IMAGE": "img:old", "CANDIDATE_IMAGE": "img:new",
-           "PYTEST": str(fake), "OUT": str(tmp_path), "TARGET": "cpu"}
+    # this test may itself run on GitHub Actions, whose own step summary must not leak in
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    env.update({"BASELINE_IMAGE": "img:old", "CANDIDATE_IMAGE": "img:new",
+                "PYTEST": str(fake), "OUT": str(tmp_path), "TARGET": "cpu", **extra})
     proc = subprocess.run([str(SCRIPT), "--llm-container-arg=--volume=/m:/m"], env=env,
                           capture_output=True, timeout=30)
     calls = [line.rstrip("|").split("|") for line in record.read_text().splitlines()]
@@ -39,6 +41,14 @@ def test_the_plan_runs_first_then_the_paired_run_with_both_images(tmp_path: Path
                                     "img:new --llm-container-arg=--volume=/m:/m") == 1
     assert "--llm-inconclusive=fail" in paired
     assert f"{tmp_path}/results.json" in paired
+    assert paired[paired.index("--llm-summary") + 1] == f"{tmp_path}/summary.md"
+
+
+def test_on_github_the_summary_goes_to_the_job_page(tmp_path: Path) -> None:
+    page = tmp_path / "step-summary"
+    _, (plan, paired) = run(tmp_path, 0, GITHUB_STEP_SUMMARY=str(page))
+    assert paired[paired.index("--llm-summary") + 1] == str(page)
+    assert "--llm-summary" not in plan  # the plan's own output is its exit status
 
 
 def test_a_failing_plan_stops_the_recipe(tmp_path: Path) -> None:

@@ -94,6 +94,9 @@ OPTIONS: tuple[Option, ...] = (
            False, is_bool=True),
     Option("--llm-results", "llm_results", None,
            "write one JSON file with every verdict, metric and provenance of the run"),
+    Option("--llm-summary", "llm_summary", "PYTEST_ROCM_LLM_SUMMARY",
+           "append the run's outcome and verdict tables as Markdown to FILE (CI: "
+           "$GITHUB_STEP_SUMMARY)"),
     Option("--llm-data-dir", "llm_data_dir", "PYTEST_ROCM_LLM_DATA_DIR",
            "directory of evaluation datasets (gsm8k/test.jsonl, ...), the offline override; "
            "without it GSM8K is fetched from the Hugging Face Hub (openai/gsm8k, pinned, "
@@ -161,6 +164,7 @@ class Settings:
     baselines_dir: Path = Path("baselines")
     baseline_mode: str = "check"  # check | update (fail changed) | regen (write and pass)
     results_path: Path | None = None
+    summary_path: Path | None = None  # appended to, as $GITHUB_STEP_SUMMARY is
     container_image: str | None = None
     plan: bool = False
     data_dir: Path | None = None
@@ -320,15 +324,15 @@ def parse_baselines_dir(value: Any, rootdir: Path) -> Path:
     return path
 
 
-def parse_results(value: Any) -> Path | None:
+def parse_output_file(value: Any, flag: str = "--llm-results",
+                      example: str = "results.json") -> Path | None:
     if value in (None, ""):
         return None
     path = Path(str(value)).expanduser().resolve()
     if path.is_dir():
-        raise _bad("--llm-results", str(value), "expected a file path, e.g. results.json "
-                                                "(it is a directory)")
+        raise _bad(flag, str(value), f"expected a file path, e.g. {example} (it is a directory)")
     if not path.parent.is_dir():
-        raise _bad("--llm-results", str(value), f"its directory {path.parent} does not exist")
+        raise _bad(flag, str(value), f"its directory {path.parent} does not exist")
     return path
 
 
@@ -389,7 +393,8 @@ def from_raw(raw: Mapping[str, Any], rootdir: Path) -> Settings:
         baselines_dir=parse_baselines_dir(raw["--llm-baselines"], rootdir),
         baseline_mode=("regen" if _flag(raw["--llm-regen-all"]) else
                        "update" if _flag(raw["--llm-update-baselines"]) else "check"),
-        results_path=parse_results(raw["--llm-results"]),
+        results_path=parse_output_file(raw["--llm-results"]),
+        summary_path=parse_output_file(raw["--llm-summary"], "--llm-summary", "summary.md"),
         container_image=str(raw["--llm-container-image"] or "") or None,
         plan=_flag(raw["--llm-plan"]),
         data_dir=parse_data_dir(raw["--llm-data-dir"], rootdir),

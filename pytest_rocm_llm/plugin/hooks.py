@@ -384,7 +384,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         config.workeroutput[WORKEROUTPUT_KEY] = collector.to_workeroutput()  # type: ignore
         return
     collector.flush()  # only the controller writes baselines
-    from pytest_rocm_llm.plugin.outputs import write_run_outputs
+    from pytest_rocm_llm.plugin.outputs import append_summary, write_run_outputs
 
     s = config.stash[SETTINGS_KEY]
     write_run_outputs(config, s, collector)
@@ -395,6 +395,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         config.stash[UNJUDGED_KEY] = failure
         if session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    append_summary(s, collector, int(session.exitstatus))
 
 
 @pytest.hookimpl

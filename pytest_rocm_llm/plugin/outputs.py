@@ -1,5 +1,6 @@
 """What a run leaves behind once it ends (controller only): the results file for CI
-dashboards and the Allure report's environment and categories."""
+dashboards, the Markdown summary for a CI job's page, and the Allure report's environment
+and categories."""
 
 from __future__ import annotations
 
@@ -43,3 +44,15 @@ def write_run_outputs(config: pytest.Config, s: Settings, collector: RunCollecto
                "model": joined("model"), "suites": joined("suite"),
                "host": socket.gethostname(), "baseline_mode": s.baseline_mode}
         allure_report.write_run_files(Path(config.option.allure_report_dir), env)
+
+
+def append_summary(s: Settings, collector: RunCollector, exit_status: int) -> None:
+    """--llm-summary: appended, as GitHub's step summary file expects of every step."""
+    if s.summary_path is None:
+        return
+    from pytest_rocm_llm.report.summary import markdown
+
+    text = markdown(collector.verdicts, collector.paired if s.candidate is not None else [],
+                    exit_status, s.inconclusive)  # type: ignore[arg-type]
+    with open(s.summary_path, "a", encoding="utf-8") as fh:
+        fh.write(text)

@@ -45,14 +45,19 @@ def _delta(v: PairedVerdict) -> str:
     return f"{text} {interval}"
 
 
+def paired_rows(rows: Sequence[PairedVerdict]) -> list[tuple[str, str, str, str, str]]:
+    """check, baseline build's value, candidate's, delta [CI], verdict: what every output of
+    a paired run shows (this table, the Markdown summary)."""
+    return [(r.check, _value(r, r.baseline), _value(r, r.candidate), _delta(r),
+             STATUS_WORDS.get(r.status, r.status)) for r in rows]
+
+
 def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: str) -> str:
     """check | build_a (baseline) | build_b (candidate) | delta [CI] | verdict."""
     # A sequential look's interval is at the alpha that look spends: one level per look.
     levels = {level(r.alpha) for r in rows} or {"98%"}
     ci = f"delta [{levels.pop()} CI]" if len(levels) == 1 else "delta [CI, level per row]"
-    table = [("check", build_a, build_b, ci, "verdict")]
-    table += [(r.check, _value(r, r.baseline), _value(r, r.candidate), _delta(r),
-               STATUS_WORDS.get(r.status, r.status)) for r in rows]
+    table = [("check", build_a, build_b, ci, "verdict"), *paired_rows(rows)]
     widths = [max(len(row[i]) for row in table) for i in range(5)]
     lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     lines.insert(1, "-+-".join("-" * w for w in widths))

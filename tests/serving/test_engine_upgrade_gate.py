@@ -68,6 +68,7 @@ def test_the_recipe_gates_an_unchanged_build_through_two_images(
     ids = {b: versions[b]["image_id"] for b in ("baseline", "candidate")}
     assert ids["baseline"] != ids["candidate"] and all(ids.values()), ids
     assert any((out / "allure-results").iterdir())
+    assert "**PASS**" in (out / "summary.md").read_text()  # the job page's summary
     logs = sorted(p.name for p in (out / "server-logs").glob("*.log"))
     assert any("candidate" in n for n in logs) and any("candidate" not in n for n in logs), logs
     assert docker_ps() == before, "containers left behind"

@@ -1,0 +1,61 @@
+"""The run as Markdown for a CI job's page (``--llm-summary FILE``; the recipe appends it to
+``$GITHUB_STEP_SUMMARY``): the outcome first, then what needs attention with its reason, then
+the verdict table and a paired run's table. The rows are the terminal's own
+(``table.row``, ``paired_table.paired_rows``), so the page and the log never disagree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from pytest_rocm_llm.report.paired_table import (
+    STATUS_WORDS,
+    InconclusivePolicy,
+    paired_failures,
+    paired_rows,
+)
+from pytest_rocm_llm.report.table import HEADER, VERDICT_WORDS, row
+from pytest_rocm_llm.verdicts.paired import PairedVerdict
+from pytest_rocm_llm.verdicts.verdict import Verdict
+
+
+def _cell(text: str) -> str:
+    # A pipe would end the cell; a newline the row.
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return ["| " + " | ".join(_cell(c) for c in header) + " |",
+            "|" + "---|" * len(header),
+            *("| " + " | ".join(_cell(c) for c in r) + " |" for r in rows)]
+
+
+def markdown(verdicts: Sequence[Verdict], paired: Sequence[PairedVerdict],
+             exit_status: int, inconclusive: InconclusivePolicy = "fail") -> str:
+    """The summary of one run; ``exit_status`` is pytest's (0: the build may go ahead)."""
+    where = ", ".join(sorted({f"{v.suite} on {v.target}" for v in verdicts})) or "no checks"
+    outcome = "PASS" if exit_status == 0 else f"FAIL (pytest exit status {exit_status})"
+    counts = Counter(VERDICT_WORDS.get(v.status, v.status) for v in verdicts)
+    lines = [f"## rocm-llm: {where}", "",
+             f"**{outcome}**" + (": " + ", ".join(f"{n} {w}" for w, n in sorted(counts.items()))
+                                 if counts else "")]
+    attention = [f"- `{v.suite}/{v.check}` ({v.profile}): {VERDICT_WORDS.get(v.status, v.status)}"
+                 + (f": {_cell(v.message.splitlines()[0])}" if v.message.strip() else "")
+                 for v in verdicts if v.status != "pass"]
+    attention += [f"- `{p.check}` (paired): the candidate is {STATUS_WORDS[p.status]}"
+                  + (f": {_cell(p.detail)}" if p.detail else "")
+                  for p in paired_failures(paired, inconclusive)]
+    if attention:
+        lines += ["", "### Needs attention", "", *attention]
+    groups: dict[tuple[str, str, str], list[Verdict]] = {}
+    for v in verdicts:
+        groups.setdefault((v.suite, v.target, v.profile), []).append(v)
+    for (suite, target, profile), vs in groups.items():
+        lines += ["", f"### {suite} [{target}] profile {profile}", "",
+                  *_table(HEADER, [row(v) for v in vs])]
+    if paired:
+        lines += ["", "### Paired run: baseline build vs candidate", "",
+                  *_table(("check", "baseline", "candidate", "delta [CI]", "verdict"),
+                          paired_rows(paired))]
+    return "\n".join(lines) + "\n"
