@@ -1,21 +1,21 @@
 """Hardware targets: what a node is, and whether this node is one.
 
-A target fixes the GPU architecture a run expects, how GPUs are made visible to the engine,
-the per-GPU cost used for $/token figures, and engine flags every suite needs on it (the CPU
-reference's recipe lives here, not in each suite).
+A target fixes the GPU architecture a run expects, its platform (``kind``: how its GPUs are
+found, watched and given to a container, config/platforms/), the per-GPU cost used for
+$/token figures, and engine flags every suite needs on it (the CPU reference's recipe lives
+here, not in each suite).
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from pytest_rocm_llm.config.platforms import platform
+from pytest_rocm_llm.config.platforms.base import Platform
 from pytest_rocm_llm.errors import ConfigError
 
 FlagValue = bool | int | float | str | tuple[str, ...]
@@ -47,8 +47,8 @@ CPU_INSTANCE_CV_SOURCE = ("bounded, not measured: 8 same-build runs could not se
 class Target:
     name: str
     description: str
-    kind: str  # "rocm" or "cpu"
-    gfx_arch: str | None
+    kind: str  # its platform: "rocm", "cuda" or "cpu" (config/platforms/)
+    arch: str | None  # what the hardware check must see: gfx950, sm_100; None on cpu
     gpus_per_node: int
     hbm_gb_per_gpu: int | None
     usd_per_gpu_hour: float | None
@@ -85,19 +85,18 @@ class Target:
     first_token_stall_s: float | None = None
 
     @property
+    def platform(self) -> Platform:
+        return platform(self.kind)
+
+    @property
     def is_gpu(self) -> bool:
-        return self.kind == "rocm"
+        return self.platform.is_gpu
 
     @property
     def container_args(self) -> tuple[str, ...]:
-        """What a container of an engine server gets on this target (--llm-engine-image):
-        on ROCm, the GPUs and what RCCL needs, as sglang's ROCm instructions give them; the
-        host's network everywhere (the server's port is the host's, no bridge needed)."""
-        if not self.is_gpu:
-            return ("--network", "host")
-        return ("--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video",
-                "--ipc", "host", "--shm-size", "16g", "--network", "host",
-                "--security-opt", "seccomp=unconfined")
+        """What a container of an engine server gets on this target (--llm-engine-image): the
+        platform's GPUs and what its collectives need; the host's network everywhere."""
+        return self.platform.container_args()
 
 
 def _frozen(d: dict[str, Any]) -> Mapping[str, Any]:
@@ -129,7 +128,7 @@ TARGETS: Mapping[str, Target] = _frozen(
             name="mi355x",
             description="AMD Instinct MI355X node (gfx950, 8 GPUs)",
             kind="rocm",
-            gfx_arch="gfx950",
+            arch="gfx950",
             gpus_per_node=8,
             hbm_gb_per_gpu=288,
             usd_per_gpu_hour=1.48,
@@ -140,7 +139,7 @@ TARGETS: Mapping[str, Target] = _frozen(
             name="mi325x",
             description="AMD Instinct MI325X node (gfx942, 8 GPUs)",
             kind="rocm",
-            gfx_arch="gfx942",
+            arch="gfx942",
             gpus_per_node=8,
             hbm_gb_per_gpu=256,
             usd_per_gpu_hour=None,
@@ -151,19 +150,41 @@ TARGETS: Mapping[str, Target] = _frozen(
             name="mi300x",
             description="AMD Instinct MI300X node (gfx942, 8 GPUs)",
             kind="rocm",
-            gfx_arch="gfx942",
+            arch="gfx942",
             gpus_per_node=8,
             hbm_gb_per_gpu=192,
             usd_per_gpu_hour=None,
             engine_flags=ROCM_ENGINE_FLAGS,
             first_token_stall_s=ROCM_FIRST_TOKEN_STALL_S,
         ),
+        # NVIDIA's, the reference rows the seeds compare MI355X against: HGX B200 (1,440 GB
+        # over 8 GPUs), $1.95/GPU-hr TCO (SemiAnalysis GLM-5 study); HGX H200, 141 GB each,
+        # no TCO figure here. No ROCm watchdog or stall allowance: nothing is JIT-compiled
+        # in their first batches by aiter / TileLang.
+        "b200": Target(
+            name="b200",
+            description="NVIDIA HGX B200 node (sm_100, 8 GPUs)",
+            kind="cuda",
+            arch="sm_100",
+            gpus_per_node=8,
+            hbm_gb_per_gpu=180,
+            usd_per_gpu_hour=1.95,
+        ),
+        "h200": Target(
+            name="h200",
+            description="NVIDIA HGX H200 node (sm_90, 8 GPUs)",
+            kind="cuda",
+            arch="sm_90",
+            gpus_per_node=8,
+            hbm_gb_per_gpu=141,
+            usd_per_gpu_hour=None,
+        ),
         "cpu": Target(
             name="cpu",
             description="embedded CPU reference (real sglang, and vLLM's CPU build for "
                         "speculative profiles, on CPU; SmolLM2-135M-Instruct)",
             kind="cpu",
-            gfx_arch=None,
+            arch=None,
             gpus_per_node=1,
             hbm_gb_per_gpu=None,
             usd_per_gpu_hour=None,
@@ -239,45 +260,23 @@ class HardwareMismatch(ConfigError):
     --rocm-target for it)."""
 
 
-_GFX = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
-
-
-def detected_gfx_archs(prefix: Sequence[str] = ()) -> set[str] | None:
-    """GPU architectures seen by rocminfo or amd-smi, run through ``prefix`` (the exec part of
-    the engine's command, ``Build.exec_part``: ``docker exec CTR``, never the interpreter that
-    follows it, so the check looks where the engine will run). None: no tool answered."""
-    for tool in (["rocminfo"], ["amd-smi", "static", "--asic"]):
-        if not prefix and shutil.which(tool[0]) is None:
-            continue
-        try:
-            out = subprocess.run(
-                [*prefix, *tool], capture_output=True, text=True, timeout=60, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if out.returncode != 0:
-            continue
-        archs = set(_GFX.findall(out.stdout))
-        # rocminfo lists the CPU agent too (no gfx name); a GPU node has at least one.
-        if archs:
-            return archs
-    return None
-
-
 def check_hardware(target: Target, prefix: Sequence[str] = ()) -> None:
-    """Refuse to run a GPU target on a node without its GPU architecture."""
-    if not target.is_gpu:
+    """Refuse to run a GPU target on a node without its GPU architecture, looked for through
+    ``prefix`` (the exec part of the engine's command, ``Build.exec_part``: ``docker exec
+    CTR``, never the interpreter that follows it, so the check looks where the engine runs)."""
+    plat = target.platform
+    if not plat.is_gpu:
         return
-    archs = detected_gfx_archs(prefix)
+    archs = plat.detect_archs(prefix)
     if archs is None:
         raise HardwareMismatch(
-            f"--rocm-target {target.name} needs an AMD GPU node ({target.gfx_arch}), but neither "
-            "rocminfo nor amd-smi reported a GPU here; run on the node, pass the engine's "
-            "command prefix with --llm-engine-cmd, attach with --llm-endpoint, "
+            f"--rocm-target {target.name} needs an {plat.vendor} GPU node ({target.arch}), but "
+            f"neither {plat.detect_tools} reported a GPU here; run on the node, pass the "
+            "engine's command prefix with --llm-engine-cmd, attach with --llm-endpoint, "
             "or use --rocm-target cpu"
         )
-    if target.gfx_arch not in archs:
+    if target.arch not in archs:
         raise HardwareMismatch(
-            f"--rocm-target {target.name} expects {target.gfx_arch} but this node has "
+            f"--rocm-target {target.name} expects {target.arch} but this node has "
             f"{', '.join(sorted(archs))}; pick the target that matches the node"
         )

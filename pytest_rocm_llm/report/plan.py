@@ -172,7 +172,7 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
     hbm = f"{target.hbm_gb_per_gpu} GB HBM per GPU" if target.hbm_gb_per_gpu else "no HBM figure"
     cost = (f"${target.usd_per_gpu_hour:g}/GPU-hour" if target.usd_per_gpu_hour is not None
             else "no published cost figure")
-    w(f"  architecture {target.gfx_arch or 'none (CPU)'}, {target.gpus_per_node} "
+    w(f"  architecture {target.arch or 'none (CPU)'}, {target.gpus_per_node} "
       f"{'GPUs' if target.is_gpu else 'device'} per node, {hbm}, {cost}, "
       f"{target.max_servers} server(s) at a time")
 

@@ -1,5 +1,6 @@
-"""The versions that make a build: engine, torch, ROCm (torch's HIP), aiter, read from the
-build's own interpreter (it is never imported here). No pytest in here."""
+"""The versions that make a build: engine, torch, ROCm (torch's HIP) or CUDA (torch's), aiter,
+triton, read from the build's own interpreter (it is never imported here). No pytest in
+here."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ for name in ("sglang", "vllm", "torch", "aiter", "triton"):
 try:
     import torch
     out["rocm"] = getattr(torch.version, "hip", None)
+    out["cuda"] = getattr(torch.version, "cuda", None)
 except Exception:
-    out["rocm"] = None
+    out["rocm"] = out["cuda"] = None
 print(json.dumps(out))
 """
 

@@ -358,9 +358,11 @@ class ServerPool:
                 container.ContainerServer(spec, {"suite": suite.name, "profile": profile,
                                                  "build": build.name}, self.progress))
         if self.target.is_gpu:  # the GPUs this server uses, released by whatever ran before
+            plat = self.target.platform
             gpu_memory.wait_until_idle(container.exec_part(self.settings, self.target, build),
-                                       gpu_memory.devices_of(env), self.target.vram_idle_pct,
-                                       self.target.vram_wait_s, self.progress, spec.name)
+                                       gpu_memory.devices_of(env, plat.device_variables),
+                                       self.target.vram_idle_pct, self.target.vram_wait_s,
+                                       self.progress, spec.name, plat)
         with self.phases.measure("server-start", spec.name):
             proc.start()
             try:

@@ -114,7 +114,7 @@ def test_environment_variable_is_used_when_no_flag(pytester: pytest.Pytester,
     pytester.makepyfile(
         """
         def test_x(llm_settings):
-            assert llm_settings.target.gfx_arch == "gfx942"
+            assert llm_settings.target.arch == "gfx942"
         """
     )
     pytester.runpytest().assert_outcomes(passed=1)

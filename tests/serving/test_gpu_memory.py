@@ -15,19 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.config.platforms.base import GpuMemory
+from pytest_rocm_llm.config.platforms.cuda import CUDA
+from pytest_rocm_llm.config.platforms.rocm import ROCM, parse_amd_smi, parse_rocm_smi
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite import parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.serving import gpu_memory
-from pytest_rocm_llm.serving.gpu_memory import (
-    GpuMemory,
-    GpuMemoryHeld,
-    devices_of,
-    parse_amd_smi,
-    parse_rocm_smi,
-    read_vram,
-    wait_until_idle,
-)
+from pytest_rocm_llm.serving.gpu_memory import GpuMemoryHeld, devices_of, wait_until_idle
 from pytest_rocm_llm.serving.pool import ServerPool
 from pytest_rocm_llm.serving.process import ServerDied
 from pytest_rocm_llm.serving.server import LLMServer
@@ -82,10 +77,10 @@ def test_read_vram_falls_back_to_rocm_smi(tmp_path: Path, monkeypatch) -> None:
     stand_in(bindir, "rocm-smi", [json.dumps({"card3": {
         "VRAM Total Memory (B)": "1000", "VRAM Total Used Memory (B)": "500"}})])
     monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
-    (gpu,) = read_vram()
+    (gpu,) = ROCM.read_vram(())
     assert gpu.index == 3 and gpu.used_pct == 50
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
-    assert read_vram() is None
+    assert ROCM.read_vram(()) is None
 
 
 def test_a_draining_gpu_is_waited_for_then_the_start_goes_ahead(tmp_path: Path,
@@ -119,10 +114,10 @@ def test_a_gpu_held_past_the_bound_fails_the_start_naming_it() -> None:
 
 def test_only_the_servers_own_gpus_are_waited_for() -> None:
     gpus = [GpuMemory(0, 0, TOTAL_MB), GpuMemory(7, 0.9 * TOTAL_MB, TOTAL_MB)]
-    assert devices_of({"HIP_VISIBLE_DEVICES": "0,1,2,3"}) == {0, 1, 2, 3}
-    assert devices_of({"HIP_VISIBLE_DEVICES": ""}) is None
-    got = wait_until_idle((), devices_of({"HIP_VISIBLE_DEVICES": "0,1,2,3"}), 10.0, 60.0,
-                          lambda m: None, "x", read=lambda prefix: gpus,
+    assert devices_of({"HIP_VISIBLE_DEVICES": "0,1,2,3"}, ROCM.device_variables) == {0, 1, 2, 3}
+    assert devices_of({"HIP_VISIBLE_DEVICES": ""}, ROCM.device_variables) is None
+    mine = devices_of({"HIP_VISIBLE_DEVICES": "0,1,2,3"}, ROCM.device_variables)
+    got = wait_until_idle((), mine, 10.0, 60.0, lambda m: None, "x", read=lambda prefix: gpus,
                           sleep=lambda s: pytest.fail("waited"))
     assert got == gpus
 
@@ -132,8 +127,33 @@ def test_the_tools_run_where_the_engine_runs(tmp_path: Path) -> None:
     prefix = tmp_path / "exec"
     prefix.write_text(f'#!/bin/sh\necho "$@" >> {seen}\necho \'{amd_smi_json([0])}\'\n')
     prefix.chmod(0o755)
-    assert read_vram((str(prefix), "CTR")) is not None
+    assert ROCM.read_vram((str(prefix), "CTR")) is not None
     assert seen.read_text().splitlines()[0] == "CTR amd-smi metric --mem-usage --json"
+
+
+NVIDIA_SMI = ("0, NVIDIA B200, 10.0, 1024, 183359\n"
+              "1, NVIDIA B200, 10.0, 120000, 183359\n")
+
+
+def test_an_nvidia_node_is_read_with_nvidia_smi_and_its_own_device_variable(
+        tmp_path: Path, monkeypatch) -> None:
+    # A B200 node as nvidia-smi prints it (no NVIDIA GPU here: the stand-in prints its lines).
+    bindir = tmp_path / "bin"
+    stand_in(bindir, "nvidia-smi", [NVIDIA_SMI])
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    assert CUDA.detect_archs(()) == {"sm_100"}
+    gpus = CUDA.read_vram(())
+    assert [(g.index, round(g.used_pct)) for g in gpus or ()] == [(0, 1), (1, 65)]
+    assert ROCM.read_vram(()) is None  # no AMD tool on this node
+    # HIP_VISIBLE_DEVICES means nothing to a CUDA server; CUDA_VISIBLE_DEVICES does
+    assert devices_of({"HIP_VISIBLE_DEVICES": "1"}, CUDA.device_variables) is None
+    assert devices_of({"CUDA_VISIBLE_DEVICES": "0"}, CUDA.device_variables) == {0}
+    now = [0.0]
+    with pytest.raises(GpuMemoryHeld) as info:
+        wait_until_idle((), {1}, 10.0, 30.0, lambda m: None, "glm52/reference", CUDA,
+                        sleep=lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])
+    assert "GPU 1: 65% VRAM in use" in str(info.value)
+    assert "nvidia-smi --query-compute-apps" in str(info.value)
 
 
 def drained_pool(tmp_path: Path, monkeypatch, target: str, log_line: str):
