@@ -96,12 +96,15 @@ def spec_of(check: Check, metric_unit: str | None = None,
 
 def base_verdict(check: Check, suite: Suite, target: Target, profile: str, feature: str,
                  nodeid: str, workload: str | None, artifacts: Mapping[str, str],
-                 server: LLMServer | None = None) -> Verdict:
+                 server: LLMServer | None = None,
+                 provenance: Mapping[str, Any] | None = None) -> Verdict:
     engine = f"{server.engine} {server.engine_version}" if server is not None else ""
     return Verdict(suite=suite.name, target=target.name, profile=profile, check=check.name,
                    feature=feature, metric=check.metric, unit=check.unit, status="pass",
                    workload=workload, engine=engine, model=suite.model_for(target).id,
-                   nodeid=nodeid, artifacts=dict(artifacts))
+                   nodeid=nodeid, artifacts=dict(artifacts),
+                   build=server.build if server is not None else "",
+                   image=str((provenance or {}).get("container_image") or ""))
 
 
 def unjudged_verdict(check: Check, suite: Suite, target: Target, nodeid: str,
@@ -133,7 +136,7 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
         from pytest_rocm_llm.verdicts.figures import figure_notes
 
         base = base_verdict(check, suite, target, server.profile, "performance", nodeid,
-                            check.workload, artifacts, server)
+                            check.workload, artifacts, server, provenance)
         problems = preconditions(result)
         m = None
         if not problems and result.metrics.get(check.metric) is not None:
@@ -142,7 +145,7 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
                                           provenance), figure_notes(check, result))
     both = f"{check.workload} (relative to {check.relative_to})"
     base = base_verdict(check, suite, target, server.profile, "performance", nodeid, both,
-                        artifacts, server)
+                        artifacts, server, provenance)
     runs = {check.workload: result, check.relative_to: reference}
     # Each broken precondition names its workload: either run's numbers are not a speed.
     problems = [f"{name}: {p}" for name, r in runs.items()
@@ -255,7 +258,7 @@ def judge_eval(check: Check, result: EvalResult, suite: Suite, target: Target,
                provenance: Mapping[str, Any], nodeid: str,
                artifacts: Mapping[str, str]) -> Outcome:
     base = base_verdict(check, suite, target, server.profile, "correctness", nodeid, None,
-                        artifacts, server)
+                        artifacts, server, provenance)
     problems = list(result.problems)
     m = None
     if not problems and result.metrics.get(check.metric) is not None:

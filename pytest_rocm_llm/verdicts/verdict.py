@@ -60,6 +60,10 @@ class Verdict:
     workload: str | None = None
     engine: str = ""  # e.g. "sglang 0.5.23"
     model: str = ""
+    # The build whose server measured the value (baseline | candidate; "" when nothing was
+    # measured) and the image it ran from, so a paired run's rows say which build they are.
+    build: str = ""
+    image: str = ""
     nodeid: str = ""
     artifacts: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # evidence beside the verdict (a kernel path changed); never gated

@@ -184,3 +184,18 @@ def test_target_override_of_a_workload_keeps_the_rest() -> None:
     w = suite.workload_for("w", TARGETS["mi355x"])
     assert (w.input_tokens, w.request_rate, w.output_tokens, w.requests) == (20000, 2.4, 10, 4)
     assert suite.workload_for("w", TARGETS["cpu"]).input_tokens == 100
+
+
+def test_each_row_names_the_build_and_image_that_measured_it(tmp_path: Path) -> None:
+    # A paired run's candidate, served from its image: the row says so, beside the builds
+    # table, so a dashboard reading one row knows which build it is.
+    suite = parse_suite(Path("suite.toml"), tomllib.loads(SUITE))
+    candidate = replace(SERVER, build="candidate")
+    out = judge_workload(FLOOR, result(good()), suite, TARGETS["cpu"], candidate,
+                         BaselineCache(tmp_path), "check",
+                         {"kind": "measured", "container_image": "sglang:new"}, "id", {})
+    row = out.decision.verdict.to_json()
+    assert (row["build"], row["image"]) == ("candidate", "sglang:new")
+    plain = judge_workload(FLOOR, result(good()), suite, TARGETS["cpu"], SERVER,
+                           BaselineCache(tmp_path), "check", {"kind": "measured"}, "id", {})
+    assert (plain.decision.verdict.build, plain.decision.verdict.image) == ("baseline", "")
