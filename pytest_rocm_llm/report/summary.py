@@ -15,7 +15,7 @@ from pytest_rocm_llm.report.paired_table import (
     paired_failures,
     paired_rows,
 )
-from pytest_rocm_llm.report.table import HEADER, VERDICT_WORDS, row
+from pytest_rocm_llm.report.table import HEADER, VERDICT_WORDS, by_profile, row
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.verdict import Verdict
 
@@ -48,10 +48,7 @@ def markdown(verdicts: Sequence[Verdict], paired: Sequence[PairedVerdict],
                   for p in paired_failures(paired, inconclusive)]
     if attention:
         lines += ["", "### Needs attention", "", *attention]
-    groups: dict[tuple[str, str, str], list[Verdict]] = {}
-    for v in verdicts:
-        groups.setdefault((v.suite, v.target, v.profile), []).append(v)
-    for (suite, target, profile), vs in groups.items():
+    for (target, suite, profile), vs in by_profile(verdicts).items():
         lines += ["", f"### {suite} [{target}] profile {profile}", "",
                   *_table(HEADER, [row(v) for v in vs])]
     if paired:

@@ -47,12 +47,17 @@ def row(v: Verdict) -> tuple[str, ...]:
     return (v.check, measured, v.floor or "-", base, delta, VERDICT_WORDS.get(v.status, v.status))
 
 
-def render(verdicts: Iterable[Verdict]) -> list[str]:
+def by_profile(verdicts: Iterable[Verdict]) -> dict[tuple[str, str, str], list[Verdict]]:
+    """(target, suite, profile) -> its rows, in the order they came: one table each."""
     groups: dict[tuple[str, str, str], list[Verdict]] = {}
     for v in verdicts:
         groups.setdefault((v.target, v.suite, v.profile), []).append(v)
+    return groups
+
+
+def render(verdicts: Iterable[Verdict]) -> list[str]:
     lines: list[str] = []
-    for (target, suite, profile), vs in groups.items():
+    for (target, suite, profile), vs in by_profile(verdicts).items():
         rows = [HEADER] + [row(v) for v in vs]
         widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
         lines.append(f"{suite} [{target}] profile {profile}")

@@ -35,12 +35,17 @@ EOF
 """
 
 
-def fake_rocminfo(directory: Path, arch: str, name: str) -> Path:
+def fake_tool(directory: Path, name: str, script: str) -> Path:
+    """A stand-in for a node's GPU tool: ``script`` as ``directory/name``, executable."""
     directory.mkdir(parents=True, exist_ok=True)
-    tool = directory / "rocminfo"
-    tool.write_text(ROCMINFO.format(arch=arch, name=name))
+    tool = directory / name
+    tool.write_text(script)
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
     return directory
+
+
+def fake_rocminfo(directory: Path, arch: str, name: str) -> Path:
+    return fake_tool(directory, "rocminfo", ROCMINFO.format(arch=arch, name=name))
 
 
 def test_published_target_figures() -> None:
@@ -127,11 +132,7 @@ esac
 
 
 def fake_nvidia_smi(directory: Path, name: str, cap: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    tool = directory / "nvidia-smi"
-    tool.write_text(NVIDIA_SMI.format(name=name, cap=cap))
-    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
-    return directory
+    return fake_tool(directory, "nvidia-smi", NVIDIA_SMI.format(name=name, cap=cap))
 
 
 def test_an_nvidia_target_is_a_gpu_target_of_its_own_platform(monkeypatch: pytest.MonkeyPatch,

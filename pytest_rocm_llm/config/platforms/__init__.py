@@ -11,6 +11,7 @@ engine will run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from importlib import metadata
 
@@ -24,6 +25,9 @@ ENTRY_POINTS = "pytest_rocm_llm.platforms"
 BUILT_IN: tuple[Platform, ...] = (CPU, ROCM, CUDA)
 
 
+# Once per process: every Target.is_gpu asks, and reading the entry points scans every
+# installed distribution's metadata.
+@functools.cache
 def _registry() -> Mapping[str, Platform]:
     found: dict[str, Platform] = {p.kind: p for p in BUILT_IN}
     for ep in metadata.entry_points(group=ENTRY_POINTS):
