@@ -44,6 +44,28 @@ CPU_INSTANCE_CV_SOURCE = ("bounded, not measured: 8 same-build runs could not se
 
 
 @dataclass(frozen=True)
+class Pace:
+    """What the plan's time estimate assumes here (report/run_time.py): a server's typical
+    start, and where the target serves one known model (the CPU reference), its speeds;
+    None: the suite's floors give them."""
+
+    start_s: float
+    source: str
+    decode_tok_s: float | None = None
+    batch_tok_s: float | None = None
+    prefill_tok_s: float | None = None
+
+
+GPU_PACE = Pace(600.0, "assumed: a large MoE's start on one node (weights from local disk, "
+                       "graph capture) taken as 10 min, not yet measured on a node")
+# Measured in CI (2026-12): sglang starts 27-38 s on AVX-512 hosts and 51 s on an AVX2-only
+# one, vLLM 38-49 s; smoke decode 7.9 tok/s on the AVX2-only host (11.5-12.5 on AVX-512).
+CPU_PACE = Pace(50.0, "the CPU reference as measured in CI on its slowest host (2026-12): "
+                      "starts <= 51 s, decode 7.9 tok/s, prefill 200 tok/s (placeholder)",
+                decode_tok_s=7.9, prefill_tok_s=200.0)
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     description: str
@@ -83,6 +105,7 @@ class Target:
     vram_wait_s: float = 900.0
     # A workload's stall bound before its first token, at least (None: the workload's own).
     first_token_stall_s: float | None = None
+    pace: Pace = GPU_PACE
 
     @property
     def platform(self) -> Platform:
@@ -196,6 +219,7 @@ TARGETS: Mapping[str, Target] = _frozen(
             trial_cv_source=CPU_TRIAL_CV_SOURCE,
             instance_cv=CPU_INSTANCE_CV,
             instance_cv_source=CPU_INSTANCE_CV_SOURCE,
+            pace=CPU_PACE,
             # sglang takes its CPU code paths only with SGLANG_USE_CPU_ENGINE=1 (otherwise it
             # reaches for CUDA or vLLM kernels even with --device cpu).
             env=_frozen({"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "",

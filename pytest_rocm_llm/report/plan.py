@@ -29,6 +29,7 @@ from pytest_rocm_llm.redact import redact_argv, redact_env, redact_text, secret_
 from pytest_rocm_llm.report.plan_checks import check_lines
 from pytest_rocm_llm.report.plan_checks import num as _num
 from pytest_rocm_llm.report.plan_status import Blocker, PlanStatus
+from pytest_rocm_llm.report.run_time import estimate
 from pytest_rocm_llm.serving.engines import EngineError, FlagCheck, get_engine
 from pytest_rocm_llm.serving.launch import check_argvs, local_model_path
 from pytest_rocm_llm.serving.pool import ServerPool, SuiteUnavailable
@@ -272,6 +273,9 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
     stored = _stored_baselines(baselines or BaselineCache(settings.baselines_dir), target, suite)
     out.extend(check_lines(suite, target, stored))
     w("")
+    if settings.candidate is None:  # a paired run's estimate follows its schedule
+        out.extend(estimate(suite, target, settings).lines())
+        w("")
     if flag_error is not None:
         attention.append(f"flags not checked: {flag_error.splitlines()[0]}")
     w("needs attention:" if attention else "needs attention: nothing")

@@ -1,5 +1,5 @@
 """A paired run's schedule, as the plan shows it: which build's server starts when, how many
-restarts, and a time bound. No pytest, no server in here.
+restarts, and the run's time (report/run_time.py). No pytest, no server in here.
 
 It follows what a run does: the suite's checks grouped by profile (the default first, as
 plugin/collection.py orders tests), each workload's trials in the order
@@ -21,7 +21,7 @@ from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
-from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.report.run_time import estimate
 from pytest_rocm_llm.verdicts.paired_trials import oriented_order
 from pytest_rocm_llm.verdicts.sequential import expected_trials, settings_design
 
@@ -89,8 +89,8 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
     more = (f"; then one block at a time while a paired check is undecided, up to "
             f"{2 * design.budget} trials (each block: 2 {switch}s)"
             if design.budget > design.minimum else "")
-    bound_s = budget_s = further = 0.0
-    bounded = True
+    further = 0.0
+    most = 0  # further blocks at the budget
     for check in ordered:
         profile = suite.check_profile(check, target)
         what = check.workload or check.eval
@@ -112,13 +112,8 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
                          f"build to a decision at trial CV {target.trial_cv:.1%} if unchanged "
                          f"({slow:.1f} if 5% slower; {stuck:.0%} undecided at the budget), "
                          f"budget {design.budget}")
-            per_trial = _trial_bound_s(w, checks)
-            if per_trial is None:
-                bounded = False
-            else:
-                bound_s += per_trial * 2 * same
-                budget_s += per_trial * 2 * design.budget
             further += (same - design.minimum) / 2
+            most += (design.budget - design.minimum) // 2
         elif check.eval is not None:
             steps = []
             # Started on the build already up: one switch per evaluation, not two.
@@ -142,27 +137,13 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
             f"  server starts: {sim.starts} ({sim.restarts} restart(s)), "
             f"continues: {sim.continues}, for the minimum trials; about {2 * further:.0f} "
             f"more {switch}s for the {further:.1f} further blocks expected"]
-    start_bound = sim.starts * settings.start_timeout_s
-    time_line = (f"  estimated time: workloads ~{bound_s:.0f} s at the expected trials "
-                 f"(at most ~{budget_s:.0f} s at the budget) at the floors' speeds"
-                 if bounded else "  estimated time: workloads without a floor to bound them")
-    head.append(time_line + f", plus {sim.starts} server start(s) (each up to "
-                f"--llm-start-timeout {settings.start_timeout_s:.0f} s, at most "
-                f"{start_bound:.0f} s)")
+    # Further blocks restart both builds' servers where one fits: counted as starts.
+    restarting = 0 if sim.park else 2
+    run = estimate(suite, target, settings, starts=sim.starts + round(restarting * further),
+                   starts_bound=sim.starts + restarting * most, trials=same,
+                   budget_trials=design.budget, builds=2)
+    head += ["  " + ln for ln in run.lines()]
     return head
-
-
-def _trial_bound_s(w: Workload, checks: list[Check]) -> float | None:
-    """A trial's duration bound: arrivals over the rate for a rate-bound workload; for a
-    single stream, its output tokens at the slowest speed a floor allows."""
-    n = w.requests + w.warmup
-    if w.request_rate:
-        return float(n / w.request_rate)
-    floors = [float(c.min) for c in checks if c.workload == w.name
-              and c.metric == "output_speed_tok_s" and c.min]
-    if floors:
-        return n * w.output_tokens / min(floors)
-    return None
 
 
 def _decidable_lines(config: Any, checks: list[Check]) -> list[str]:

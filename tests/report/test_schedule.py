@@ -50,7 +50,7 @@ def test_cpu_schedule_parks_instead_of_restarting() -> None:
     assert ("decode, 8 trials: A (start) - B (start) - B - A (continue) - A - B (continue) "
             "- B - A (continue); then one block") in text
     assert "(0 restart(s))" in text
-    assert "estimated time: workloads ~" in text
+    assert "  estimated time: ~" in text and "    workloads and sweep steps: ~" in text
 
 
 def test_the_plan_says_what_each_paired_check_should_take() -> None:
@@ -61,8 +61,8 @@ def test_the_plan_says_what_each_paired_check_should_take() -> None:
     expected = float(row.split("about ")[1].split(" ")[0])
     assert 4 < expected < 12 and row.endswith("budget 12")
     assert "at trial CV 3.0% if unchanged" in row
-    time_line = next(ln for ln in lines if "estimated time" in ln)
-    assert "at the expected trials (at most ~" in time_line
+    work = next(ln for ln in lines if "workloads and sweep steps" in ln)
+    assert " s at the expected trials, at most ~" in work and work.endswith("at the budget")
 
 
 def test_the_plan_says_which_accuracy_checks_their_items_can_decide() -> None:
