@@ -2,20 +2,19 @@
 a build against itself, each through the production plugin (two real sglang servers, A-B-B-A
 trials, the sequential gate), repeated with fresh servers.
 
-Within one paired run the interval is built from the trial-to-trial spread of the per-pair log
-ratios. Two servers of one build can still sit at different levels for their whole life
-(memory placement, thread placement, the process environment's size), and where a run keeps
-one server per build (the CPU reference parks the idle one instead of restarting it) that
-offset is in every pair alike: the interval cannot see it. This measures it: the spread of the
-same-build delta from run to run against the spread the runs' own intervals assume.
+Two servers of one build can sit at different levels for their whole life (memory
+placement, thread placement, the process environment's size). Every pair of trials on the
+same two servers shares that offset, so the CPU reference gives both builds fresh servers for
+every A-B-B-A block and judges the blocks (verdicts/paired.py). This measures both spreads
+from those blocks: the trial CV (the two pairs of a block differ by trial noise only) and the
+servers' own CV (the block means spread by both), the figures config/targets.py states.
 
-    python benchmarks/bench_same_build.py --runs 4 [--trials 4]
+    python benchmarks/bench_same_build.py --runs 4 [--trials 6]
     python benchmarks/bench_same_build.py --quick   # seconds: the analysis on fixed numbers
 
-Prints, per run, the delta, its interval and verdict; then the between-run SD of the mean log
-ratio, the mean within-run standard error, their ratio, and the server-instance CV it implies
-(var_between = 2 * instance_cv^2 + se^2), and the trial CV within one server. Needs a quiet
-machine: a neighbour's load moves one server's trials and not the other's.
+Prints, per run, the delta, its interval and verdict; then the trial CV, the SD of the block
+means, the server-instance CV they imply and the between-run SD of the runs' means. Needs a
+quiet machine: a neighbour's load moves one server's trials and not the other's.
 """
 
 from __future__ import annotations
@@ -80,23 +79,28 @@ def one_run(work: Path, i: int, trials: int) -> dict:
     doc = json.loads(results.read_text())
     (row,) = doc["paired"]
     trials = doc["builds"]["same/decode"]
-    row["trial_values"] = [[t[row["metric"]] for t in trials[side]]
-                           for side in ("baseline_trials", "candidate_trials")]
     return row
 
 
 def analyse(rows: list[dict]) -> dict[str, float]:
-    """Between-run SD of the mean log ratio against the runs' own standard errors."""
+    """The trial CV and the servers' own spread from the runs' blocks of fresh servers.
+
+    In block k the two pairs' log ratios r1, r2 share the block's two servers, whose levels
+    differ by an offset with variance 2 * instance_cv^2; each trial adds its own noise, CV
+    sigma. So var(r1 - r2) = 4 sigma^2 (the offset cancels) and the block mean m = (r1 + r2)
+    / 2 has var(m) = sigma^2 + 2 instance_cv^2, about 0 for the same build: pooled over
+    every block of every run, sigma^2 = mean((r1 - r2)^2) / 4 and instance_cv^2 = (mean(m^2)
+    - sigma^2) / 2. Between-run SD of the runs' mean log ratios is printed beside it."""
+    blocks = [(r["pairs"][i], r["pairs"][i + 1]) for r in rows
+              for i in range(0, len(r["pairs"]) - 1, 2)]
+    sigma2 = fmean((x - y) ** 2 for x, y in blocks) / 4
+    var_m = fmean(((x + y) / 2) ** 2 for x, y in blocks)
     means = [fmean(r["pairs"]) for r in rows]
-    ses = [stdev(r["pairs"]) / math.sqrt(len(r["pairs"])) for r in rows]
-    between = stdev(means) if len(means) > 1 else math.nan
-    within = math.sqrt(fmean(s * s for s in ses))
-    excess = between ** 2 - within ** 2
-    # one build's trials on one server: the trial CV (CPU_TRIAL_CV), pooled over builds
-    cvs = [stdev(v) / fmean(v) for r in rows for v in r.get("trial_values", []) if len(v) > 1]
-    return {"between_sd": between, "within_se": within, "ratio": between / within,
-            "trial_cv": math.sqrt(fmean(c * c for c in cvs)) if cvs else math.nan,
+    excess = var_m - sigma2
+    return {"blocks": float(len(blocks)), "trial_cv": math.sqrt(sigma2),
+            "block_sd": math.sqrt(var_m),
             "instance_cv": math.sqrt(excess / 2) if excess > 0 else 0.0,
+            "between_sd": stdev(means) if len(means) > 1 else math.nan,
             "mean_delta": math.exp(fmean(means)) - 1}
 
 
@@ -106,10 +110,10 @@ def show(rows: list[dict]) -> dict[str, float]:
               f"{r['status']} over {r['n']} pairs: {r['baseline']:.2f} -> "
               f"{r['candidate']:.2f} tok/s")
     a = analyse(rows)
-    print(f"between-run SD of the same-build log ratio {a['between_sd']:.2%}; mean within-run "
-          f"standard error {a['within_se']:.2%}; ratio {a['ratio']:.2f}; implied server-"
-          f"instance CV {a['instance_cv']:.2%} (mean delta {a['mean_delta']:+.1%}); "
-          f"trial CV within one server {a['trial_cv']:.2%}")
+    print(f"{a['blocks']:.0f} blocks of fresh servers: trial CV {a['trial_cv']:.2%} (within a "
+          f"block), SD of the block means {a['block_sd']:.2%}, implied server-instance CV "
+          f"{a['instance_cv']:.2%}; between-run SD of the runs' means {a['between_sd']:.2%} "
+          f"(mean delta {a['mean_delta']:+.1%})")
     return a
 
 
@@ -120,14 +124,14 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", type=Path, help="write the runs' rows here (JSON), to pool later")
     args = ap.parse_args()
-    if args.quick:  # the analysis on fixed rows: two runs apart by more than their SEs
-        rows = [{"delta": math.exp(m) - 1, "ci_low": -0.1, "ci_high": 0.1, "status": "x",
-                 "n": 4, "baseline": 1.0, "candidate": 1.0,
-                 "pairs": [m - 0.01, m + 0.01, m - 0.005, m + 0.005],
-                 "trial_values": [[10.0, 10.2, 9.9, 10.1], [10.0, 10.1, 10.2, 9.8]]}
+    if args.quick:  # the analysis on fixed rows: blocks apart by more than their trials
+        rows = [{"delta": 0.0, "ci_low": -0.1, "ci_high": 0.1, "status": "x", "n": 4,
+                 "baseline": 1.0, "candidate": 1.0,
+                 "pairs": [m - 0.01, m + 0.01, -m - 0.005, -m + 0.005]}
                 for m in (0.05, -0.03)]
         a = show(rows)
-        return 0 if a["ratio"] > 1 and a["instance_cv"] > 0 else 1
+        # blocks at +-5% and +-3%: instance CV sqrt((0.0017 - 0.0000375) / 2) = 2.9%
+        return 0 if 0.028 < a["instance_cv"] < 0.030 and a["trial_cv"] < 0.01 else 1
     with tempfile.TemporaryDirectory(prefix="bench-same-build-") as tmp:
         work = Path(tmp)
         (work / "suites" / "same").mkdir(parents=True)

@@ -134,12 +134,14 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         label = ctx.suite.name if build == BASELINE else f"{ctx.suite.name}@{build}"
         return runs.run_trial(f"{label}-seed{one.seed}", one, server)
 
-    first = request.config.stash[POOL_KEY].serving_build(ctx.suite.name)
+    pool = request.config.stash[POOL_KEY]
+    first = pool.serving_build(ctx.suite.name)
     # Only the checks this session runs (-k may deselect some): a deselected check would
     # otherwise keep the workload running to its budget for a verdict nobody reads.
     selected = {check.name} | selected_checks(request.session.items, ctx.suite.name)
     trials = paired.get(ctx.suite.name, w, run_trial, first, paired_checks_of(
-        [c for c in ctx.suite.checks_for(ctx.target) if c.name in selected], w.name))
+        [c for c in ctx.suite.checks_for(ctx.target) if c.name in selected], w.name),
+        lambda: pool.stop_profile(ctx.suite.name, profile))
     entry = {f"{ctx.suite.name}/{w.name}": {
         "order": "-".join(trials.order),
         "baseline_trials": [dict(r.metrics) for r in trials.baseline],

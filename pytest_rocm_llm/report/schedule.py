@@ -41,6 +41,11 @@ class _Sim:
     continues: int = 0
     running: str | None = None
 
+    def stop(self, profile: str) -> None:
+        """Both builds' servers of ``profile`` stopped (fresh servers for the next block)."""
+        for key in [k for k in self.up if k[0] == profile]:
+            del self.up[key]
+
     def use(self, profile: str, build: str) -> str:
         """What serving on (profile, build) takes: '' (already up), start, restart or
         continue; the other build's servers are parked or stopped."""
@@ -86,8 +91,10 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
     # Every further block ends on the build it began with: two switches on a node where
     # one server fits (a restart each), two continues where the idle one is parked.
     switch = "continue" if sim.park else "restart"
+    each = ("2 restarts: fresh servers of both builds, and 2 continues" if design.per_block
+            else f"2 {switch}s")
     more = (f"; then one block at a time while a paired check is undecided, up to "
-            f"{2 * design.budget} trials (each block: 2 {switch}s)"
+            f"{2 * design.budget} trials (each block: {each})"
             if design.budget > design.minimum else "")
     further = 0.0
     most = 0  # further blocks at the budget
@@ -101,7 +108,9 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
             w = suite.workload_for(check.workload, target)
             order = oriented_order(design.minimum, sim.running)
             steps = []
-            for side in order:
+            for slot, side in enumerate(order):
+                if design.per_block and slot and slot % 4 == 0:
+                    sim.stop(profile)
                 build = BASELINE if side == "A" else CANDIDATE
                 action = sim.use(profile, build)
                 steps.append(side + (f" ({action})" if action else ""))
@@ -128,17 +137,20 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
             lines.append(f"  {profile}: workload {check.workload} (relative check): baseline "
                          "build only")
     how = ("the idle build's server is parked (SIGSTOP) and continued: two fit"
+           + ("; both builds' servers are fresh for every block" if design.per_block else "")
            if sim.park else "the idle build's server stops: one fits at a time")
     head = [f"paired schedule: A = baseline, B = candidate; {how}",
             f"  sequential trials: {design.describe()}; trial CV {target.trial_cv:.1%} "
             f"({target.trial_cv_source})" + (
-                f"; instance CV: {target.instance_cv_source}" if design.instance_cv else ""),
+                f"; instance CV {design.instance_cv:.1%} ({target.instance_cv_source})"
+                if design.per_block else ""),
             *lines,
             f"  server starts: {sim.starts} ({sim.restarts} restart(s)), "
             f"continues: {sim.continues}, for the minimum trials; about {2 * further:.0f} "
-            f"more {switch}s for the {further:.1f} further blocks expected"]
+            f"more {'restart' if design.per_block else switch}s for the {further:.1f} further "
+            "blocks expected"]
     # Further blocks restart both builds' servers where one fits: counted as starts.
-    restarting = 0 if sim.park else 2
+    restarting = 2 if design.per_block or not sim.park else 0
     run = estimate(suite, target, settings, starts=sim.starts + round(restarting * further),
                    starts_bound=sim.starts + restarting * most, trials=same,
                    budget_trials=design.budget, builds=2)

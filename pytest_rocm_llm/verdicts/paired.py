@@ -18,11 +18,13 @@ an even number of trials per build (whole A-B-B-A blocks).
 Performance. Per pair r_i = log(b_i / a_i); the mean of r and its Student t interval at
 1 - alpha (two-sided; ``scipy.stats.t``, a declared dependency, imported only when called).
 Reported relative: delta = exp(mean) - 1 and its interval exp(mean -+ h) - 1, signed as
-measured (a latency 10% up is +10%). Where each build keeps one server for the whole run (the
-CPU reference parks the idle one instead of restarting it), every pair shares that server's
-own level: ``instance_cv`` (the target's measured between-server spread) adds 2 * cv^2 to the
-mean's variance, with Welch-Satterthwaite degrees of freedom, since more trials on the same
-two servers cannot average it away (benchmarks/bench_same_build.py measures it).
+measured (a latency 10% up is +10%). Two servers of one build sit at their own levels for
+their whole life (memory and thread placement: benchmarks/bench_same_build.py), and every
+pair of trials on the same two servers shares that offset, which more trials on them cannot
+average away. Where both builds' servers are fresh for each A-B-B-A block (``per_block``:
+the CPU reference, where two fit), the block is the unit: the interval is the t interval of
+the blocks' mean log ratios (blocks - 1 degrees of freedom), so the servers' spread is
+measured in the run itself, not assumed.
 ``baseline`` and ``candidate`` are the plain means of the trials, shown for reading; the
 verdict uses the paired ratios only.
 
@@ -199,26 +201,17 @@ def _zero_verdict(pairs: Sequence[tuple[float, float]], sign: float, metric: str
     return "inconclusive", said + " (both ways)"
 
 
-def half_width(s: float, n: int, alpha: float, instance_cv: float = 0.0) -> float:
-    """Half-width of the mean log ratio's interval at 1 - alpha: the t interval of ``n``
-    pairs with spread ``s``, widened by two servers' own levels (``instance_cv`` each) when
-    every pair shares them; Welch-Satterthwaite degrees of freedom for the sum."""
-    v_trials, v_servers = s * s / n, 2 * instance_cv * instance_cv
-    if v_servers <= 0:
-        return _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n)
-    var = v_trials + v_servers
-    if v_trials <= 0:
-        return NormalDist().inv_cdf(1 - alpha / 2) * math.sqrt(var)
-    df = var * var / (v_trials * v_trials / (n - 1))
-    return _t_quantile(1 - alpha / 2, round(df, 1)) * math.sqrt(var)
+def half_width(s: float, n: int, alpha: float) -> float:
+    """Half-width of the mean's t interval at 1 - alpha over ``n`` units with spread ``s``."""
+    return _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n)
 
 
-def _trials_to_decide(good_mean: float, s: float, have: int, pass_bound: float,
-                      tolerance_log: float, alpha: float,
-                      instance_cv: float = 0.0) -> int | None:
-    """Smallest trials per build whose t half-width h at this spread would either show
-    not-worse (good_mean - h > pass_bound) or surely worse (good_mean + h < 0 beyond the
-    tolerance). None when no count would (the effect sits on a boundary) or s is 0."""
+def _units_to_decide(good_mean: float, s: float, have: int, pass_bound: float,
+                     tolerance_log: float, alpha: float) -> int | None:
+    """Smallest unit count (pairs, or blocks) whose t half-width h at this spread would
+    either show not-worse (good_mean - h > pass_bound) or surely worse (good_mean + h < 0
+    beyond the tolerance). None when no count would (the effect sits on a boundary) or s is
+    0."""
     target = good_mean - pass_bound
     if good_mean < tolerance_log:
         target = max(target, -good_mean)
@@ -226,7 +219,7 @@ def _trials_to_decide(good_mean: float, s: float, have: int, pass_bound: float,
         return None
 
     def decides(n: int) -> bool:
-        return half_width(s, n, alpha, instance_cv) < target
+        return half_width(s, n, alpha) < target
 
     lo, hi = max(MIN_PAIRS, have + 1), _MAX_TRIALS_ESTIMATE
     if not decides(hi):
@@ -237,14 +230,19 @@ def _trials_to_decide(good_mean: float, s: float, have: int, pass_bound: float,
     return lo
 
 
+def block_means(ratios: Sequence[float]) -> list[float]:
+    """Each whole A-B-B-A block's mean log ratio (its two pairs: the i-th A and B trials)."""
+    return [fmean(ratios[i:i + 2]) for i in range(0, len(ratios) - 1, 2)]
+
+
 def paired_performance(check: str, metric: str, unit: str, direction: Direction,
                        a: Sequence[float], b: Sequence[float], *,
                        order: Sequence[str] | None = None, margin: float = 0.05,
                        tolerance: float = 0.02, alpha: float = DEFAULT_ALPHA,
-                       instance_cv: float = 0.0) -> PairedVerdict:
+                       per_block: bool = False) -> PairedVerdict:
     """The paired verdict on per-trial values of A and B (each in time order, run in
-    ``order``; default ``balanced_order(len(a))``); ``instance_cv`` > 0 when each build's
-    trials all ran on one server (see the module's note)."""
+    ``order``; default ``balanced_order(len(a))``); ``per_block``: each A-B-B-A block ran on
+    fresh servers of both builds, and the blocks are the units (see the module's note)."""
     pairs = _pairs(a, b, order)
     n = len(pairs)
     sign = 1.0 if direction == "higher" else -1.0
@@ -255,39 +253,41 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
         check, metric, unit, direction, fmean(a) if a else math.nan,
         fmean(b) if b else math.nan, math.nan, math.nan, math.nan, "inconclusive", n,
         "paired t on log ratios (A-B-B-A)" + (
-            f" + one server per build, instance CV {instance_cv:.1%}" if instance_cv else ""),
+            ", per block of fresh servers" if per_block else ""),
         "", alpha=alpha, margin=margin,
         tolerance=tolerance, pairs=ratios)
     if zeros is not None:
         status, why = zeros
         return replace(common, status=status, detail=f"{check}: {why}",
                        delta=(fmean(b) - fmean(a)) / fmean(a) if fmean(a) else math.inf)
-    if n < MIN_PAIRS:
-        return replace(common, delta=math.exp(ratios[0]) - 1 if ratios else math.nan,
-                       trials_needed=MIN_PAIRS,
-                       detail=f"{check}: a confidence interval needs at least {MIN_PAIRS} "
-                              f"trials per build; got {n}")
-    mean = fmean(ratios)
-    s = math.sqrt(sum((r - mean) ** 2 for r in ratios) / (n - 1))
-    h = half_width(s, n, alpha, instance_cv)
+    units = block_means(ratios) if per_block else list(ratios)
+    per_unit = 2 if per_block else 1  # trials per build in one unit
+    if len(units) < MIN_PAIRS:
+        return replace(common, delta=math.exp(fmean(ratios)) - 1 if ratios else math.nan,
+                       trials_needed=MIN_PAIRS * per_unit,
+                       detail=f"{check}: a confidence interval needs at least "
+                              f"{MIN_PAIRS * per_unit} trials per build"
+                              + (" (two blocks of fresh servers)" if per_block else "")
+                              + f"; got {n}")
+    mean = fmean(units)
+    s = math.sqrt(sum((r - mean) ** 2 for r in units) / (len(units) - 1))
+    h = half_width(s, len(units), alpha)
     # A sequential first look spends almost no alpha: its half-width can pass exp's range.
     delta, lo, hi = (math.exp(min(x, 700.0)) - 1 for x in (mean, mean - h, mean + h))
     effect, e_lo, e_hi = (delta, lo, hi) if sign > 0 else (-delta, -hi, -lo)
     status = classify(effect, e_lo, e_hi, margin=margin, tolerance=tolerance)
     ci = f"{delta:+.1%} [{lo:+.1%}, {hi:+.1%}] at {level(alpha)}"
-    detail = f"{check}: {metric} {ci} over {n} paired trials"
+    detail = f"{check}: {metric} {ci} over {n} paired trials" + (
+        f" in {len(units)} blocks of fresh servers" if per_block else "")
     needed = None
     if status == "inconclusive":
         # the good-direction log bounds of "not worse than the margin" and "the tolerance"
         pass_bound = math.log(1 - margin) if sign > 0 else -math.log(1 + margin)
         tol_log = math.log(1 - tolerance) if sign > 0 else -math.log(1 + tolerance)
-        needed = _trials_to_decide(sign * mean, s, n, pass_bound, tol_log, alpha,
-                                   instance_cv)
+        got = _units_to_decide(sign * mean, s, len(units), pass_bound, tol_log, alpha)
+        needed = got * per_unit if got else None
         detail += ("; the interval is too wide to decide: about "
                    f"{needed} trials per build would decide at this spread" if needed else
-                   "; one server per build: their own levels (instance CV "
-                   f"{instance_cv:.1%}) bound the interval, so more trials on the same two "
-                   "servers would not decide" if instance_cv else
                    "; the effect sits on the margin: more trials per build would not decide "
                    "at this spread")
     return replace(common, delta=delta, ci_low=lo, ci_high=hi, status=status, detail=detail,

@@ -84,15 +84,22 @@ Look = Callable[["PairedTrials"], bool]  # True: no more trials needed
 
 def run_paired(w: Workload, design: SequentialDesign, run_trial: RunTrial,
                running: str | None = None, progress: Callable[[str], None] | None = None,
-               look: Look | None = None) -> PairedTrials:
+               look: Look | None = None, new_block: Callable[[], None] | None = None
+               ) -> PairedTrials:
     """Whole A-B-B-A blocks of ``w`` (turned to start with the build up), at least
     ``design.minimum`` trials per build, then a block at a time until ``look`` says no
     more are needed or ``design.budget`` is reached; ``run_trial(build, wl)`` runs one
-    trial on that build's server (the caller's pool makes it the only one up)."""
+    trial on that build's server (the caller's pool makes it the only one up). With
+    ``design.per_block``, ``new_block()`` runs before every block but the first: it stops
+    both builds' servers, so the block's trials start fresh ones."""
     block = oriented_order(BLOCK_TRIALS, running)
     done: dict[str, list[WorkloadResult]] = {"A": [], "B": []}
     order: list[str] = []
     while True:
+        if order and design.per_block and new_block is not None:
+            report(log, f"{w.name}: block {len(order) // 4 + 1} on fresh servers of both "
+                        "builds (the block is the verdict's unit)", progress)
+            new_block()
         for side in block:
             i = len(done[side])
             one = replace(w, seed=w.seed + TRIAL_SEED_STEP * i, trials=1)
@@ -119,7 +126,8 @@ class PairedRuns:
     _once: RunOnce[tuple[str, str], PairedTrials] = field(default_factory=RunOnce)
 
     def get(self, suite: str, w: Workload, run_trial: RunTrial, running: str | None = None,
-            checks: Sequence[PairedCheck] = ()) -> PairedTrials:
+            checks: Sequence[PairedCheck] = (),
+            new_block: Callable[[], None] | None = None) -> PairedTrials:
         """``w``'s trials and the verdicts of ``checks`` (every paired check reading ``w``:
         the workload runs more blocks while one of them is undecided)."""
 
@@ -136,7 +144,7 @@ class PairedRuns:
                 return done
 
             trials = run_paired(w, self.design, run_trial, running, self.progress,
-                                look if checks else None)
+                                look if checks else None, new_block)
             return replace(trials, verdicts=dict(gate.verdicts))
 
         return self._once.get((suite, w.name), run)

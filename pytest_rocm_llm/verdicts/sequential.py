@@ -67,18 +67,24 @@ def obf_spent(t: float, alpha: float) -> float:
     return 2 * (1 - NormalDist().cdf(z / math.sqrt(t)))
 
 
-def default_budget(cv: float, alpha: float = DEFAULT_ALPHA) -> int:
+def default_budget(cv: float, alpha: float = DEFAULT_ALPHA, instance_cv: float = 0.0) -> int:
     """Trials per build that let the sequential rule pass an unchanged build (inconclusive
     <= 5%) and catch a 5% slowdown (>= 90%) at trial CV ``cv``: the fixed-size normal
     sample size for the harder of the two (pass: lower end above -5% with 95%
     probability), grown by a third for the t interval's small-sample tails, the alpha spent
-    at earlier looks and A-B-B-A's drift residue, in whole blocks. Checked by
+    at earlier looks and A-B-B-A's drift residue, in whole blocks. With fresh servers per
+    block (``instance_cv`` > 0, each server's own level) the unit is the block: its mean log
+    ratio has variance 2 * instance_cv^2 + cv^2. Checked by
     benchmarks/bench_paired_calibration.py, which simulates through the production gate."""
     nd = NormalDist()
     delta = -math.log(1 - DETECT)
-    sd = math.sqrt(2) * cv  # a log ratio of two trials, each with CV cv
     z = nd.inv_cdf(1 - alpha / 2) + nd.inv_cdf(1 - INCONCLUSIVE_TARGET)
-    n = (z * sd / delta) ** 2 * 4 / 3
+    if instance_cv > 0:
+        sd_block = math.sqrt(2 * instance_cv ** 2 + cv ** 2)
+        n = BLOCK_TRIALS * (z * sd_block / delta) ** 2 * 4 / 3
+    else:
+        sd = math.sqrt(2) * cv  # a log ratio of two trials, each with CV cv
+        n = (z * sd / delta) ** 2 * 4 / 3
     # At least MIN_BUDGET: below it a look's t interval has too few degrees of freedom for
     # the normal sizing to hold (CV 1%: budget 4 left 7% of unchanged builds inconclusive,
     # 24% under drift; 8 meets the targets, benchmarks/bench_paired_calibration.py --cv 0.01).
@@ -92,8 +98,9 @@ class SequentialDesign:
     minimum: int
     budget: int
     alpha: float = DEFAULT_ALPHA
-    # > 0 when each build keeps one server for the whole run (parked, not restarted): the
-    # servers' own levels, which more trials cannot average away (verdicts/paired.py)
+    # True: both builds' servers are fresh for each block, which is then the verdict's unit
+    # (verdicts/paired.py); instance_cv, the servers' own spread, sizes and simulates it
+    per_block: bool = False
     instance_cv: float = 0.0
 
     def __post_init__(self) -> None:
@@ -106,10 +113,10 @@ class SequentialDesign:
 
     @classmethod
     def of(cls, minimum: int, budget: int, alpha: float = DEFAULT_ALPHA,
-           instance_cv: float = 0.0) -> SequentialDesign:
+           per_block: bool = False, instance_cv: float = 0.0) -> SequentialDesign:
         """Whole blocks: the minimum rounded up, the budget at least the minimum."""
         lo = whole_blocks(minimum)
-        return cls(lo, max(lo, whole_blocks(budget)), alpha, instance_cv)
+        return cls(lo, max(lo, whole_blocks(budget)), alpha, per_block, instance_cv)
 
     def looks(self) -> list[int]:
         return list(range(self.minimum, self.budget + 1, BLOCK_TRIALS))
@@ -124,8 +131,8 @@ class SequentialDesign:
         return obf_spent(trials / self.budget, self.alpha) - before
 
     def describe(self) -> str:
-        servers = (f"; one server per build for the whole run, their instance CV "
-                   f"{self.instance_cv:.1%} in every interval" if self.instance_cv else "")
+        servers = ("; fresh servers of both builds for every block, the block the unit "
+                   "(their own spread measured in the run)" if self.per_block else "")
         return (f"{self.minimum}-{self.budget} trials per build, a look every A-B-B-A "
                 f"block, {SPENDING} of alpha {self.alpha:g}{servers}")
 
@@ -176,7 +183,7 @@ class SequentialGate:
             try:
                 v = paired_performance(c.name, c.metric, c.unit, c.direction, got[0], got[1],
                                        order=order, margin=c.margin, tolerance=c.tolerance,
-                                       alpha=alpha, instance_cv=self.design.instance_cv)
+                                       alpha=alpha, per_block=self.design.per_block)
             except ValueError as exc:  # a negative or NaN measurement: say so, in its row
                 self.verdicts[c.name] = unpaired(c.name, c.metric, c.unit, c.direction,
                                                  str(exc))
@@ -209,17 +216,21 @@ def run_sequential(design: SequentialDesign, checks: Sequence[PairedCheck],
 
 
 def design_for(minimum: int, budget: int | None, trial_cv: float,
-               alpha: float = DEFAULT_ALPHA, instance_cv: float = 0.0) -> SequentialDesign:
+               alpha: float = DEFAULT_ALPHA, per_block: bool = False,
+               instance_cv: float = 0.0) -> SequentialDesign:
     """A run's design: ``--llm-pair-trials`` and ``--llm-pair-budget`` (None: the default
-    budget at the target's trial CV), in whole blocks."""
+    budget at the target's trial CV, and instance CV with fresh servers per block), in whole
+    blocks."""
+    inst = instance_cv if per_block else 0.0
     return SequentialDesign.of(minimum, budget if budget is not None
-                               else default_budget(trial_cv, alpha), alpha, instance_cv)
+                               else default_budget(trial_cv, alpha, inst), alpha, per_block,
+                               inst)
 
 
 def parks_servers(settings: Settings) -> bool:
-    """Whether a paired run keeps one server per build for the whole run: the pool parks the
-    idle build's server where two fit (serving/pool.py) and it runs natively (a container's
-    server is stopped and started again at each switch, as on a GPU node)."""
+    """Whether a paired run parks the idle build's server instead of stopping it: where two
+    fit (serving/pool.py) and it runs natively (a container's server is stopped and started
+    again at each switch, as on a GPU node). Parked servers are fresh for every block."""
     t = settings.target
     return (t is not None and t.max_servers >= 2
             and not any(b.image for b in settings.builds))
@@ -229,8 +240,9 @@ def settings_design(settings: Settings) -> SequentialDesign:
     """The run's design from its settings and its target's trial and instance CVs."""
     t = settings.target
     cv = t.trial_cv if t is not None else 0.0
-    inst = t.instance_cv if t is not None and parks_servers(settings) else 0.0
-    return design_for(settings.pair_trials, settings.pair_budget, cv, instance_cv=inst)
+    fresh = parks_servers(settings)
+    return design_for(settings.pair_trials, settings.pair_budget, cv, per_block=fresh,
+                      instance_cv=t.instance_cv if t is not None else 0.0)
 
 
 @lru_cache(maxsize=64)
@@ -246,9 +258,11 @@ def expected_trials(design: SequentialDesign, cv: float, effect: float = 0.0,
     for _ in range(runs):
         a: list[float] = []
         b: list[float] = []
-        # each build's one server sits at its own level (0 when servers restart)
-        level = {side: rng.gauss(0.0, design.instance_cv) for side in "AB"}
-        for side in order:
+        # each block's fresh servers sit at their own levels (per_block; else none)
+        level: dict[str, float] = {}
+        for slot, side in enumerate(order):
+            if slot % 4 == 0:
+                level = {s: rng.gauss(0.0, design.instance_cv) for s in "AB"}
             x = 100.0 * math.exp(rng.gauss(level[side], cv))
             (a if side == "A" else b).append(x if side == "A" else x * (1 + effect))
         gate = SequentialGate(design, [_SIM])

@@ -60,7 +60,11 @@ def test_the_default_budget_grows_with_the_targets_trial_cv() -> None:
     assert default_budget(0.02) == 10 and default_budget(0.03) == 18
     assert default_budget(0.01) < default_budget(0.02) < default_budget(0.06) <= 64
     assert all(default_budget(c) % 2 == 0 for c in (0.005, 0.013, 0.027, 0.2))
-    assert TARGETS["cpu"].trial_cv == 0.03 and "to be measured" in TARGETS["cpu"].trial_cv_source
+    assert TARGETS["cpu"].trial_cv == 0.14 and "measured 2026-12-04" in TARGETS[
+        "cpu"].trial_cv_source
+    # blocks of fresh servers: the servers' own spread on top of the trials'
+    assert default_budget(0.02, instance_cv=0.02) > default_budget(0.02)
+    assert default_budget(0.0, instance_cv=0.0) == default_budget(0.0)
     assert "assumed" in TARGETS["mi355x"].trial_cv_source
 
 
@@ -84,26 +88,39 @@ def test_a_broken_measurement_gets_a_row_not_a_crash() -> None:
 SAME_A, SAME_B = [18.8, 19.3, 19.1, 19.0], [20.3, 19.8, 20.0, 19.2]
 
 
-def test_one_server_per_build_widens_the_interval_by_the_servers_own_levels() -> None:
-    plain = SequentialGate(SequentialDesign(4, 4), [SPEED])
-    parked = SequentialGate(SequentialDesign(4, 4, instance_cv=0.03), [SPEED])
-    for gate in (plain, parked):
-        gate.look(4, list("ABBAABBA"), lambda metric: (SAME_A, SAME_B))
-    loose, held = plain.verdicts["decode_speed"], parked.verdicts["decode_speed"]
+def test_blocks_of_fresh_servers_are_the_unit_so_a_servers_offset_is_not_an_effect() -> None:
+    # The same +4.9% offset, but two blocks on two pairs of servers that disagree: per pair
+    # the trials look tight (a "pass" or "improved" reading), per block the spread shows.
+    a, b = SAME_A, [20.3, 19.8, 18.6, 18.4]  # block 1 on servers +5%, block 2 on -3%
+    per_pair = SequentialGate(SequentialDesign(4, 4), [SPEED])
+    per_block = SequentialGate(SequentialDesign(4, 4, per_block=True), [SPEED])
+    for gate in (per_pair, per_block):
+        gate.look(4, list("ABBAABBA"), lambda metric: (a, b))
+    loose, held = per_pair.verdicts["decode_speed"], per_block.verdicts["decode_speed"]
     assert loose is not None and held is not None
-    assert loose.status in ("pass", "improved")  # the trials alone see no server offset
     assert held.status == "inconclusive", held.detail
-    assert held.ci_low < -0.05 < 0.05 < held.ci_high
-    assert "instance CV 3.0%" in held.detail and "would not decide" in held.detail
-    assert "instance CV 3.0%" in held.method
+    assert held.ci_high - held.ci_low > 2 * (loose.ci_high - loose.ci_low)
+    assert "in 2 blocks of fresh servers" in held.detail
+    assert "per block of fresh servers" in held.method
 
 
-def test_a_real_slowdown_is_still_regressed_with_one_server_per_build() -> None:
-    gate = SequentialGate(SequentialDesign(4, 4, instance_cv=0.03), [SPEED])
-    slow = [x * 0.6 for x in SAME_A]
-    gate.look(4, list("ABBAABBA"), lambda metric: (SAME_A, slow))
+def test_a_real_slowdown_is_regressed_with_blocks_as_the_unit() -> None:
+    gate = SequentialGate(SequentialDesign(4, 6, per_block=True), [SPEED])
+    a = SAME_A + [19.2, 18.9]
+    slow = [x * f for x, f in zip(a, (0.6, 0.62, 0.58, 0.61, 0.59, 0.6))]
+    gate.look(4, list("ABBAABBA"), lambda metric: (a[:4], slow[:4]))
+    gate.look(6, list("ABBAABBAABBA"), lambda metric: (a, slow))
     v = gate.verdicts["decode_speed"]
     assert v is not None and v.status == "regressed", v.detail
+    assert "3 blocks" in v.detail or "2 blocks" in v.detail
+
+
+def test_one_block_has_no_interval() -> None:
+    gate = SequentialGate(SequentialDesign(2, 2, per_block=True), [SPEED])
+    gate.look(2, list("ABBA"), lambda metric: (SAME_A[:2], SAME_B[:2]))
+    v = gate.verdicts["decode_speed"]
+    assert v is not None and v.status == "inconclusive"
+    assert "at least 4 trials per build (two blocks of fresh servers)" in v.detail
 
 
 def test_the_instance_spread_applies_where_servers_are_parked_only() -> None:
@@ -120,15 +137,19 @@ def test_the_instance_spread_applies_where_servers_are_parked_only() -> None:
         return settings_design(dataclasses.replace(
             base, candidate=Build(CANDIDATE, None, {"X": "1"}, image=image)))
 
-    assert run("cpu").instance_cv == TARGETS["cpu"].instance_cv > 0  # parked natively
-    assert run("cpu", image="img:2").instance_cv == 0.0  # restarted in containers
-    assert run("mi355x").instance_cv == 0.0  # one server fits: stopped and restarted
-    assert "instance CV" in run("cpu").describe()
+    assert run("cpu").per_block  # parked natively: fresh servers per block
+    assert run("cpu").instance_cv == TARGETS["cpu"].instance_cv > 0
+    assert not run("cpu", image="img:2").per_block  # restarted in containers at each switch
+    assert not run("mi355x").per_block  # one server fits: stopped and restarted
+    assert "fresh servers of both builds for every block" in run("cpu").describe()
+    # the servers' spread sizes the default budget where blocks are the unit
+    assert run("cpu").budget >= default_budget(TARGETS["cpu"].trial_cv)
 
 
-def test_the_plan_expects_servers_own_levels_to_leave_more_undecided() -> None:
+def test_the_plan_expects_servers_own_levels_to_take_more_trials() -> None:
     from pytest_rocm_llm.verdicts.sequential import expected_trials
 
-    _, plain = expected_trials(SequentialDesign(4, 18), 0.01)
-    _, parked = expected_trials(SequentialDesign(4, 18, instance_cv=0.03), 0.01)
-    assert plain < 0.05 < parked
+    plain, _ = expected_trials(SequentialDesign(4, 18, per_block=True), 0.01)
+    spread, _ = expected_trials(SequentialDesign(4, 18, per_block=True, instance_cv=0.03),
+                                0.01)
+    assert spread > plain
