@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import httpcore  # noqa: F401
@@ -58,6 +59,19 @@ def engine_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return env
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A stand-in container runtime's executable (tests/stand_ins/container_runtime.py). Run by
+    this interpreter without site (a PATH lookup of python3 may go through a slow shim): the
+    runtime is one executable, as docker is."""
+    exe = tmp_path / "runtime"
+    stand_in = ROOT / "tests" / "stand_ins" / "container_runtime.py"
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} -S {stand_in} "$@"\n')
+    exe.chmod(0o755)
+    monkeypatch.setenv("FAKE_RUNTIME_STATE", str(tmp_path / "state.json"))
+    return str(exe)
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from pytest_rocm_llm.plugin.check_context import CheckContext
 from pytest_rocm_llm.plugin.state import POOL_KEY
 from pytest_rocm_llm.redact import redact_argv, redact_env, secret_values
 from pytest_rocm_llm.report.collector import VERDICT_PROPERTY
+from pytest_rocm_llm.serving.container import image_identity
 from pytest_rocm_llm.verdicts.judge import (
     Outcome,
     base_verdict,
@@ -50,13 +51,18 @@ def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
     # A build run from an image (--llm-engine-image) names its own; else the one given.
     build = next((b for b in ctx.settings.builds if b.name == server.build), None)
     image = build.image if build is not None and build.image else ctx.settings.container_image
+    # Its id and digests as the runtime knows them: a tag can move, the id cannot.
+    identity = (image_identity(ctx.settings.container_runtime, build.image)
+                if build is not None and build.image and ctx.settings.container_runtime
+                else {})
     return collect(
         engine=server.engine, engine_version=server.engine_version,
         profile_argv=profile_argv(ctx.suite, ctx.target, server.profile),
         model=ctx.suite.model_for(ctx.target).id, launch_argv=server.argv,
         suite_dir=ctx.suite.directory, container_image=image,
         local=server.process is not None, log_path=server.log_path,
-        env={**os.environ, **server.env})
+        env={**os.environ, **server.env}, image_id=identity.get("image_id"),
+        image_digests=identity.get("image_digests"))
 
 
 def server_attachments(server: LLMServer) -> list[allure_report.Attachment]:

@@ -56,6 +56,8 @@ class Provenance(_Strict):
     driver_version: str | None = None
     aiter_version: str | None = None
     container_image: str | None = None
+    container_image_id: str | None = None  # the runtime's image id (sha256:...)
+    container_image_digests: str | None = None  # registry digests, comma-separated
     host: str | None = None
     suite_commit: str | None = None
     kernel_paths: KernelPaths | None = None

@@ -104,7 +104,9 @@ def base_verdict(check: Check, suite: Suite, target: Target, profile: str, featu
                    workload=workload, engine=engine, model=suite.model_for(target).id,
                    nodeid=nodeid, artifacts=dict(artifacts),
                    build=server.build if server is not None else "",
-                   image=str((provenance or {}).get("container_image") or ""))
+                   image=str((provenance or {}).get("container_image") or ""),
+                   image_id=str((provenance or {}).get("container_image_id") or ""),
+                   image_digests=str((provenance or {}).get("container_image_digests") or ""))
 
 
 def unjudged_verdict(check: Check, suite: Suite, target: Target, nodeid: str,

@@ -118,11 +118,14 @@ def engine_prefix(argv: Sequence[str]) -> tuple[str, ...]:
 def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], model: str,
             launch_argv: Sequence[str], suite_dir: Path, container_image: str | None,
             local: bool, log_path: Path | None = None,
-            env: Mapping[str, str] | None = None) -> dict[str, Any]:
+            env: Mapping[str, str] | None = None, image_id: str | None = None,
+            image_digests: str | None = None) -> dict[str, Any]:
     """A measured entry's provenance. ``local``: the server was launched here (not attached),
     so its environment can be probed; ``log_path``: the server's log, read for the kernel
     paths it ran; ``env``: the server's whole environment, whose tuned kernel tables
-    (AITER_CONFIG_FMOE) are recorded by path and sha256."""
+    (AITER_CONFIG_FMOE) are recorded by path and sha256; ``image_id`` /
+    ``image_digests``: the container image as the runtime knows it (set only for a build run
+    from an image, so a native run's provenance is unchanged)."""
     stack = stack_versions(engine_prefix(launch_argv)) if local else {}
     tables = server_tables(launch_argv, env) if local and env else {}
     return {
@@ -139,6 +142,8 @@ def collect(*, engine: str, engine_version: str, profile_argv: Sequence[str], mo
         "driver_version": stack.get("driver_version"),
         "aiter_version": stack.get("aiter_version"),
         "container_image": container_image,
+        **({"container_image_id": image_id} if image_id else {}),
+        **({"container_image_digests": image_digests} if image_digests else {}),
         "host": socket.gethostname(),
         "suite_commit": suite_commit(suite_dir),
         "kernel_paths": server_kernel_paths(log_path),

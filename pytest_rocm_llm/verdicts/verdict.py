@@ -64,6 +64,8 @@ class Verdict:
     # measured) and the image it ran from, so a paired run's rows say which build they are.
     build: str = ""
     image: str = ""
+    image_id: str = ""  # the runtime's id of that image: a tag can move, the id cannot
+    image_digests: str = ""
     nodeid: str = ""
     artifacts: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # evidence beside the verdict (a kernel path changed); never gated

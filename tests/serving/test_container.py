@@ -8,7 +8,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,20 +19,8 @@ from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.serving import container, guardian
 from pytest_rocm_llm.serving.parking import park
 from pytest_rocm_llm.serving.process import LaunchSpec
-from tests.conftest import ROOT
 
-STAND_IN = ROOT / "tests" / "stand_ins" / "container_runtime.py"
-
-
-@pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The stand-in runtime's executable. Run by this interpreter without site (a PATH lookup
-    of python3 may go through a slow shim): the runtime is one executable, as docker is."""
-    exe = tmp_path / "runtime"
-    exe.write_text(f'#!/bin/sh\nexec {sys.executable} -S {STAND_IN} "$@"\n')
-    exe.chmod(0o755)
-    monkeypatch.setenv("FAKE_RUNTIME_STATE", str(tmp_path / "state.json"))
-    return str(exe)
+# The stand-in runtime's executable: the ``runtime`` fixture (tests/conftest.py).
 
 
 def state() -> dict[str, dict[str, str]]:

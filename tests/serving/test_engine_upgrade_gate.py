@@ -67,6 +67,9 @@ def test_the_recipe_gates_an_unchanged_build_through_two_images(
     versions = doc["builds"]["gate/reference"]["versions"]
     ids = {b: versions[b]["image_id"] for b in ("baseline", "candidate")}
     assert ids["baseline"] != ids["candidate"] and all(ids.values()), ids
+    # and so does each row a build measured: a tag can move, the id on the row cannot
+    measured = [v for v in doc["verdicts"] if v["build"]]
+    assert measured and all(v["image_id"] == ids[v["build"]] for v in measured), measured
     assert any((out / "allure-results").iterdir())
     assert "**PASS**" in (out / "summary.md").read_text()  # the job page's summary
     logs = sorted(p.name for p in (out / "server-logs").glob("*.log"))

@@ -193,9 +193,13 @@ def test_each_row_names_the_build_and_image_that_measured_it(tmp_path: Path) -> 
     candidate = replace(SERVER, build="candidate")
     out = judge_workload(FLOOR, result(good()), suite, TARGETS["cpu"], candidate,
                          BaselineCache(tmp_path), "check",
-                         {"kind": "measured", "container_image": "sglang:new"}, "id", {})
+                         {"kind": "measured", "container_image": "sglang:new",
+                          "container_image_id": "sha256:9f",
+                          "container_image_digests": "sglang@sha256:ab"}, "id", {})
     row = out.decision.verdict.to_json()
     assert (row["build"], row["image"]) == ("candidate", "sglang:new")
+    # A tag can move between the run and the reading: the id and digests cannot.
+    assert (row["image_id"], row["image_digests"]) == ("sha256:9f", "sglang@sha256:ab")
     plain = judge_workload(FLOOR, result(good()), suite, TARGETS["cpu"], SERVER,
                            BaselineCache(tmp_path), "check", {"kind": "measured"}, "id", {})
     assert (plain.decision.verdict.build, plain.decision.verdict.image) == ("baseline", "")
