@@ -9,8 +9,15 @@ every A-B-B-A block and judges the blocks (verdicts/paired.py). This measures bo
 from those blocks: the trial CV (the two pairs of a block differ by trial noise only) and the
 servers' own CV (the block means spread by both), the figures config/targets.py states.
 
-    python benchmarks/bench_same_build.py --runs 4 [--trials 6]
+    python benchmarks/bench_same_build.py --runs 4 [--trials 6] [--output-tokens 128]
+    python benchmarks/bench_same_build.py --runs 1 --defaults [--slow-forward 0.15]
     python benchmarks/bench_same_build.py --quick   # seconds: the analysis on fixed numbers
+
+The trial is 2 requests of 64 tokens in, 128 out (the shape config/targets.py's CPU figures
+are stated for; a 16-token trial spreads 14%, a 128-token one 3%). ``--defaults`` runs the
+gate as a user gets it (default trials and budget, an undecided check failing the run):
+the same build must pass; ``--slow-forward F`` makes the candidate's every forward pass
+(1 + F) times as long, which it must call regressed.
 
 Prints, per run, the delta, its interval and verdict; then the trial CV, the SD of the block
 means, the server-instance CV they imply and the between-run SD of the runs' means. Needs a
@@ -44,13 +51,13 @@ served_name = "smollm2-135m-instruct"
 reference = "smollm2-135m-instruct"
 
 [profiles.reference]
-flags = { "context-length" = 2048, "random-seed" = 1234 }
+flags = {{ "context-length" = 2048, "random-seed" = 1234 }}
 
 [workloads.decode]
 kind = "single_stream"
-input_tokens = 64
-output_tokens = 16
-requests = 2
+input_tokens = {input_tokens}
+output_tokens = {output_tokens}
+requests = {requests}
 warmup = 1
 seed = 11
 
@@ -64,22 +71,37 @@ baseline = "none"
 TEST = "def test_check(llm_check, llm_judge):\n    llm_judge(llm_check)\n"
 
 
-def one_run(work: Path, i: int, trials: int) -> dict:
-    """One real paired run of the same build against itself; its decode_speed row."""
+def candidate_args(slow_forward: float) -> list[str]:
+    """The candidate: the same install (a marker in its environment only), or with every
+    forward pass slowed by ``slow_forward`` times its own duration (tests/stand_ins/
+    slow_forward: a slowdown inside the model, start-up untouched)."""
+    if not slow_forward:
+        return ["--llm-candidate-env", "PYTEST_ROCM_LLM_SAME_BUILD=1"]
+    from pytest_rocm_llm.serving.reference.provision import STUBS
+
+    path = os.pathsep.join((str(ROOT / "tests" / "stand_ins" / "slow_forward"), str(STUBS)))
+    return ["--llm-candidate-env", f"PYTHONPATH={path}",
+            "--llm-candidate-env", f"ROCM_LLM_SLOW_FORWARD={slow_forward:g}"]
+
+
+def one_run(work: Path, i: int, trials: int | None, slow_forward: float = 0.0) -> dict:
+    """One real paired run of the candidate against the build; its decode_speed row, with
+    the run's exit status. ``trials`` None: the production defaults (trials, budget, and an
+    undecided check failing the run)."""
     results = work / f"results-{i}.json"
+    design = (["--llm-inconclusive", "pass", "--llm-pair-trials", str(trials),
+               "--llm-pair-budget", str(trials)] if trials is not None else [])
     cmd = [sys.executable, "-m", "pytest", "--rocm-target", "cpu", "-p", "no:cacheprovider",
            "-q", "-o", "addopts=", "--llm-results", str(results),
-           "--llm-baselines", str(work / "baselines"),
-           "--llm-candidate-env", "PYTEST_ROCM_LLM_SAME_BUILD=1", "--llm-inconclusive", "pass",
-           "--llm-pair-trials", str(trials), "--llm-pair-budget", str(trials), "suites"]
+           "--llm-baselines", str(work / "baselines"), *candidate_args(slow_forward),
+           *design, "suites"]
     done = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False)
     if not results.exists():
         raise SystemExit(f"run {i}: no results file (exit {done.returncode}):\n"
                          f"{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
     doc = json.loads(results.read_text())
     (row,) = doc["paired"]
-    trials = doc["builds"]["same/decode"]
-    return row
+    return {**row, "exit": done.returncode, "trials": doc["builds"]["same/decode"]}
 
 
 def analyse(rows: list[dict]) -> dict[str, float]:
@@ -121,6 +143,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=4)
     ap.add_argument("--trials", type=int, default=4)
+    # The trial's shape: a longer trial averages more tokens, so it spreads less
+    ap.add_argument("--input-tokens", type=int, default=64)
+    ap.add_argument("--output-tokens", type=int, default=128)
+    ap.add_argument("--requests", type=int, default=2)
+    ap.add_argument("--defaults", action="store_true",
+                    help="the production defaults: --llm-pair-trials/--llm-pair-budget not "
+                         "given, and an undecided check fails the run")
+    ap.add_argument("--slow-forward", type=float, default=0.0,
+                    help="a slower candidate: each forward pass this many times longer again")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", type=Path, help="write the runs' rows here (JSON), to pool later")
     args = ap.parse_args()
@@ -135,13 +166,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-same-build-") as tmp:
         work = Path(tmp)
         (work / "suites" / "same").mkdir(parents=True)
-        (work / "suites" / "same" / "suite.toml").write_text(SUITE)
+        (work / "suites" / "same" / "suite.toml").write_text(SUITE.format(
+            input_tokens=args.input_tokens, output_tokens=args.output_tokens,
+            requests=args.requests))
         (work / "suites" / "same" / "test_same.py").write_text(TEST)
         rows = []
         for i in range(1, args.runs + 1):
-            rows.append(one_run(work, i, args.trials))
+            rows.append(one_run(work, i, None if args.defaults else args.trials,
+                                args.slow_forward))
             r = rows[-1]
-            print(f"run {i}/{args.runs}: {r['delta']:+.1%} {r['status']}", flush=True)
+            print(f"run {i}/{args.runs}: {r['delta']:+.1%} {r['status']} at {r['n']} trials "
+                  f"per build, pytest exit {r['exit']}: {r['detail']}", flush=True)
             if args.out:
                 args.out.write_text(json.dumps(rows, indent=1))
         show(rows)

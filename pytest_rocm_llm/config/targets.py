@@ -26,22 +26,28 @@ FlagValue = bool | int | float | str | tuple[str, ...]
 GPU_TRIAL_CV = 0.02
 GPU_TRIAL_CV_SOURCE = ("assumed: from sglang's AMD nightly spread (output throughput up to 7% "
                        "night to night), not yet measured on a node")
-# CPU reference, measured (2026-12-04, quiet 2-core AMD EPYC with AVX-512, nothing else
-# running; benchmarks/bench_same_build.py, 11 same-build paired runs of a 2-request,
-# 16-token decode, 68 trials per build): one server's trials spread 14.0% (pooled CV, each
-# build's trials within a run). A longer trial spreads less; this is the paired test's size.
-CPU_TRIAL_CV = 0.14
-CPU_TRIAL_CV_SOURCE = ("measured 2026-12-04: 14.0% over 68 trials per build of a 2-request, "
-                       "16-token decode (benchmarks/bench_same_build.py, quiet AVX-512 host)")
+# CPU reference, measured (2026-12-04, 2-core AMD EPYC with AVX-512, a shared host;
+# benchmarks/bench_same_build.py, blocks of fresh servers, a trial of 2 requests of 128
+# tokens): 2.97% over 8 blocks (2 runs, 28.5-28.9 tok/s), then 5.47% over 14 blocks of one
+# run at the defaults 40 minutes later (27.1-28.0 tok/s); pooled over the 22 blocks, 4.7%.
+# A shorter trial spreads far more: 2 requests of 16 tokens, 14.0% (11 runs, 68 trials per
+# build), so a paired workload this figure sizes should be about as long.
+CPU_TRIAL_CV = 0.047
+CPU_TRIAL_CV_SOURCE = ("measured 2026-12-04: 4.7% pooled over 22 blocks of fresh servers of a "
+                       "2-request, 128-token decode (2.97% over 8, 5.47% over 14; "
+                       "benchmarks/bench_same_build.py, AVX-512 host; a 16-token trial "
+                       "spreads 14.0%)")
+CPU_TRIAL_CV_TOKENS = 256
 # Between-server spread: how far two servers of one build sit apart for their whole life.
-# The same 11 runs spread 5.97% between runs against within-run standard errors of 5.97%: no
-# excess (point estimate 0.0%), but the 95% upper bound is 5.2%, and CI's quiet run once read
-# +4.9% at a standard error of 1.0%. Servers are therefore fresh for every block where two
-# fit (the block is the verdict's unit, so the spread is measured in each run, not assumed);
-# this figure only sizes the default budget and the plan's simulation.
+# With 16-token trials it hid in the trial noise (11 runs: point estimate 0.0%, 95% upper
+# bound 5.2%); with 128-token trials the two pairs of a block share an offset (-6.6% and
+# -4.6%; +6.4% and +10.1%): 2.74% from 8 blocks' means, 2.55% from 14; taken as 3%.
+# Servers are therefore fresh for every block where two fit (the block is the verdict's
+# unit, so the spread is measured in each run, not assumed); this figure only sizes the
+# default budget and the plan's simulation.
 CPU_INSTANCE_CV = 0.03
-CPU_INSTANCE_CV_SOURCE = ("not separable from the trial noise: 11 same-build runs, point "
-                          "estimate 0.0%, 95% upper bound 5.2%; CI once read +4.9% at SE 1.0% "
+CPU_INSTANCE_CV_SOURCE = ("measured 2026-12-04: 2.74% and 2.55% from the block means of 8 and "
+                          "14 blocks of fresh servers (128-token trials), taken as 3% "
                           "(benchmarks/bench_same_build.py)")
 
 
@@ -97,6 +103,9 @@ class Target:
     # expected trials (verdicts/sequential.py). Where it comes from, said beside it.
     trial_cv: float = GPU_TRIAL_CV
     trial_cv_source: str = GPU_TRIAL_CV_SOURCE
+    # Output tokens per trial (requests x output_tokens) the figure was measured at, when
+    # known: a shorter trial spreads more, which the plan says beside its estimate.
+    trial_cv_tokens: int | None = None
     # A server's own level, CV across servers of one build (used where servers are parked).
     instance_cv: float = 0.0
     instance_cv_source: str = "not used: servers restart at every switch of build"
@@ -219,6 +228,7 @@ TARGETS: Mapping[str, Target] = _frozen(
             max_servers=2,
             trial_cv=CPU_TRIAL_CV,
             trial_cv_source=CPU_TRIAL_CV_SOURCE,
+            trial_cv_tokens=CPU_TRIAL_CV_TOKENS,
             instance_cv=CPU_INSTANCE_CV,
             instance_cv_source=CPU_INSTANCE_CV_SOURCE,
             pace=CPU_PACE,

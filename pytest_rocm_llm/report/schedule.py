@@ -21,6 +21,7 @@ from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
+from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.report.run_time import estimate
 from pytest_rocm_llm.verdicts.paired_trials import oriented_order
 from pytest_rocm_llm.verdicts.sequential import expected_trials, settings_design
@@ -72,6 +73,16 @@ class _Sim:
         return "start"
 
 
+def _shorter(w: Workload, target: Target) -> str:
+    """A caution when ``w``'s trial decodes fewer tokens than the target's CV was measured
+    at: its trials spread more, and take more to decide, than the estimate says."""
+    tokens = w.requests * w.output_tokens
+    if target.trial_cv_tokens is None or tokens >= target.trial_cv_tokens:
+        return ""
+    return (f" (the CV is of {target.trial_cv_tokens}-token trials; this one decodes "
+            f"{tokens}, so it spreads more and may take more trials)")
+
+
 def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[str]:
     """The plan's schedule lines for a paired run (none without a candidate)."""
     if settings.candidate is None:
@@ -120,7 +131,7 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
             lines.append(f"    paired checks {', '.join(names)}: about {same:.1f} trials per "
                          f"build to a decision at trial CV {target.trial_cv:.1%} if unchanged "
                          f"({slow:.1f} if 5% slower; {stuck:.0%} undecided at the budget), "
-                         f"budget {design.budget}")
+                         f"budget {design.budget}{_shorter(w, target)}")
             further += (same - design.minimum) / 2
             most += (design.budget - design.minimum) // 2
         elif check.eval is not None:

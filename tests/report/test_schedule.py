@@ -61,8 +61,11 @@ def test_the_plan_says_what_each_paired_check_should_take() -> None:
     assert "measured 2026-12-04" in lines[1] and "fresh servers of both builds" in lines[1]
     (row,) = [ln for ln in lines if ln.startswith("    paired checks decode_speed:")]
     expected = float(row.split("about ")[1].split(" ")[0])
-    assert 4 < expected <= 12 and row.endswith("budget 12")
-    assert "at trial CV 14.0% if unchanged" in row
+    assert 4 < expected <= 12 and "budget 12" in row
+    assert "at trial CV 4.7% if unchanged" in row
+    # smoke's decode trial is 3 x 32 tokens, shorter than the CPU figure's 2 x 128
+    assert row.endswith("budget 12 (the CV is of 256-token trials; this one decodes 96, so "
+                        "it spreads more and may take more trials)"), row
     work = next(ln for ln in lines if "workloads and sweep steps" in ln)
     assert " s at the expected trials, at most ~" in work and work.endswith("at the budget")
 
