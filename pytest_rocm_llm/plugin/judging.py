@@ -50,11 +50,11 @@ if TYPE_CHECKING:
 def provenance_of(ctx: CheckContext, server: LLMServer) -> dict[str, Any]:
     # A build run from an image (--llm-engine-image) names its own; else the one given.
     build = next((b for b in ctx.settings.builds if b.name == server.build), None)
-    image = build.image if build is not None and build.image else ctx.settings.container_image
+    own = build.image if build is not None else None
+    image = own or ctx.settings.container_image
     # Its id and digests as the runtime knows them: a tag can move, the id cannot.
-    identity = (image_identity(ctx.settings.container_runtime, build.image)
-                if build is not None and build.image and ctx.settings.container_runtime
-                else {})
+    identity = (image_identity(ctx.settings.container_runtime, own)
+                if own and ctx.settings.container_runtime else {})
     return collect(
         engine=server.engine, engine_version=server.engine_version,
         profile_argv=profile_argv(ctx.suite, ctx.target, server.profile),
