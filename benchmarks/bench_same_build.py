@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -95,13 +96,41 @@ def one_run(work: Path, i: int, trials: int | None, slow_forward: float = 0.0) -
            "-q", "-o", "addopts=", "--llm-results", str(results),
            "--llm-baselines", str(work / "baselines"), *candidate_args(slow_forward),
            *design, "suites"]
-    done = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False)
+    code = run_child(cmd, work)
     if not results.exists():
-        raise SystemExit(f"run {i}: no results file (exit {done.returncode}):\n"
-                         f"{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
+        raise SystemExit(f"run {i}: no results file (pytest exit {code}; its output is above)")
     doc = json.loads(results.read_text())
     (row,) = doc["paired"]
-    return {**row, "exit": done.returncode, "trials": doc["builds"]["same/decode"]}
+    return {**row, "exit": code, "trials": doc["builds"]["same/decode"]}
+
+
+def run_child(cmd: list[str], cwd: Path) -> int:
+    """Run the inner pytest with its output shown as it goes (a run takes up to an hour),
+    and stop it when this benchmark is stopped. It runs in its own session so that a
+    terminal's Ctrl-C or a SIGTERM reaches it once, through here, as a SIGINT: pytest's
+    own interrupt, whose teardown stops every server it started (its guardian reaps them
+    if even that is cut short)."""
+    # A shell's background job starts with SIGINT ignored, and Python keeps an ignored
+    # SIGINT ignored: the child gets the default back, so pytest's own handler is installed.
+    proc = subprocess.Popen(cmd, cwd=cwd, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return proc.wait()
+    except BaseException:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:  # a stuck stop: its guardian reaps the servers
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def analyse(rows: list[dict]) -> dict[str, float]:
@@ -185,4 +214,7 @@ def main() -> int:
 
 if __name__ == "__main__":
     os.chdir(ROOT)
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt:
+        raise SystemExit("stopped: the inner pytest stopped its servers") from None
