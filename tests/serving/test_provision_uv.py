@@ -224,3 +224,50 @@ def test_the_environment_is_compiled_once_even_where_bytecode_is_never_written(
     tag = sysconfig.get_config_var("py_version_nodot")
     assert list((purelib / "__pycache__").glob(f"engine_mod.*{tag}*.pyc")), log.read_text()
     assert not list((purelib / "__pycache__").glob("py2_data.*.pyc"))
+
+
+def test_uv_is_found_once_so_builds_on_other_threads_never_read_sysconfig_half_filled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI failed with TypeError in uv's find_uv_bin: the sglang build's thread read
+    sysconfig while the vLLM build's thread was filling it (not thread-safe before 3.12).
+    Once found, uv's path is the same on every thread whatever sysconfig holds then."""
+    import sysconfig
+    import threading
+
+    first = installer.uv_bin()
+    monkeypatch.setattr(sysconfig, "_CONFIG_VARS", {})  # what the second thread saw
+    seen: list[str] = []
+    threads = [threading.Thread(target=lambda: seen.append(installer.uv_bin()))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [first] * 4
+
+
+def test_uv_is_looked_up_by_one_thread_while_the_others_wait(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    import uv
+
+    calls: list[int] = []
+
+    def slow_find() -> str:
+        calls.append(1)
+        time.sleep(0.2)
+        return "/opt/uv"
+
+    installer._uv_bin.cache_clear()
+    monkeypatch.setattr(uv, "find_uv_bin", slow_find)
+    seen: list[str] = []
+    threads = [threading.Thread(target=lambda: seen.append(installer.uv_bin()))
+               for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    installer._uv_bin.cache_clear()
+    assert (len(calls), seen) == (1, ["/opt/uv"] * 3)

@@ -15,9 +15,11 @@ see a machine's local indexes or wheel directories, nor its constraint file (e.g
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,7 +111,19 @@ def pip_sources(python: str = sys.executable,
                                   os.environ if environ is None else environ))
 
 
+# uv's find_uv_bin() reads sysconfig, whose first read is not thread-safe before Python 3.12:
+# a second thread sees the half-filled table and get_config_var("EXE") is None (CI failed on
+# it when the sglang and vLLM builds started side by side). Resolved once, under a lock.
+_UV_BIN_LOCK = threading.Lock()
+
+
 def uv_bin() -> str:
+    with _UV_BIN_LOCK:
+        return _uv_bin()
+
+
+@functools.cache
+def _uv_bin() -> str:
     try:
         from uv import find_uv_bin
     except ImportError as exc:

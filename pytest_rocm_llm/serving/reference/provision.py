@@ -231,6 +231,8 @@ def ensure_engines(cache: Path, engines: Iterable[str], models: Iterable[str] = 
     problem = space_problem(cache, engines)  # all of them at once: they build side by side
     if problem is not None:
         raise ProvisionError(problem)
+    if any(not (engine_dir(cache, e) / ".complete").is_file() for e in engines):
+        installer.uv_bin()  # here, before the threads: an error names uv, not a thread
 
     def build(engine: str) -> Path:
         python = ensure_engine(cache, progress, engine)
