@@ -14,26 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rocm_llm.verdicts.status import Category
 from pytest_rocm_llm.verdicts.verdict import Verdict
 
-# Failure messages lead with these words (see judge.py and the plugin's infrastructure
-# failures). [\s\S]* instead of an inline DOTALL flag: the same pattern works in Allure 2's
-# Java full-match and Allure 3's JavaScript search.
-CATEGORIES = [
-    {"name": "Infrastructure (server did not start, died, or was unreachable)",
-     "matchedStatuses": ["failed", "broken"], "messageRegex": r"[\s\S]*infrastructure: [\s\S]*"},
-    {"name": "Precondition not met (numbers not judged)",
-     "matchedStatuses": ["failed", "broken"],
-     "messageRegex": r"[\s\S]*precondition not met[\s\S]*"},
-    {"name": "Performance regression", "matchedStatuses": ["failed"],
-     "messageRegex": r"[\s\S]*performance regression: [\s\S]*"},
-    {"name": "Accuracy regression", "matchedStatuses": ["failed"],
-     "messageRegex": r"[\s\S]*accuracy regression: [\s\S]*"},
-    {"name": "Parity divergence", "matchedStatuses": ["failed"],
-     "messageRegex": r"[\s\S]*parity divergence: [\s\S]*"},
-    {"name": "Baseline recorded or updated (review and rerun)", "matchedStatuses": ["failed"],
-     "messageRegex": r"[\s\S]*(no baseline yet|baseline updated)[\s\S]*"},
-]
+# Failure messages lead with these words (verdicts/status.py's Category: one record each).
+# [\s\S]* instead of an inline DOTALL flag: the same pattern works in Allure 2's Java
+# full-match and Allure 3's JavaScript search.
+CATEGORIES = [c.allure() for c in Category]
 
 
 @dataclass(frozen=True)

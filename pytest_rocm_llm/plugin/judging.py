@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -33,7 +34,7 @@ from pytest_rocm_llm.verdicts.judge import (
 )
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.provenance import collect
-from pytest_rocm_llm.verdicts.verdict import Verdict
+from pytest_rocm_llm.verdicts.status import Status
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.config.checks import Check
@@ -133,9 +134,9 @@ def finish(request: pytest.FixtureRequest, ctx: CheckContext, outcome: Outcome,
 def infrastructure(request: pytest.FixtureRequest, ctx: CheckContext, check: Check,
                    profile: str, feature: str, exc: Exception) -> None:
     msg = ctx.infrastructure(exc)
-    v = Verdict(**{**base_verdict(check, ctx.suite, ctx.target, profile, feature,
-                                  request.node.nodeid, check.workload, {}).to_json(),
-                   "status": "infrastructure", "message": msg, "references": ()})
+    base = base_verdict(check, ctx.suite, ctx.target, profile, feature, request.node.nodeid,
+                        check.workload, {})
+    v = replace(base, status=Status.INFRASTRUCTURE, message=msg, references=())
     request.node.user_properties.append((VERDICT_PROPERTY, v.to_json()))
     if allure_report.active(request.config):
         allure_report.annotate(v, [])

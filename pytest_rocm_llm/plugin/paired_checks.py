@@ -25,6 +25,7 @@ from pytest_rocm_llm.plugin.state import POOL_KEY, SUITE_KEY
 from pytest_rocm_llm.report.collector import BUILDS_PROPERTY, PAIRED_PROPERTY
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.sequential import PairedCheck
+from pytest_rocm_llm.verdicts.status import PairedStatus
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.config.checks import Check
@@ -107,7 +108,7 @@ def paired_failure(ctx: CheckContext, verdict: PairedVerdict | None) -> None:
 
     if verdict is not None and paired_failures([verdict], ctx.settings.inconclusive):  # type: ignore[arg-type]
         __tracebackhide__ = True
-        how = ("" if verdict.status == "regressed" else
+        how = ("" if verdict.status == PairedStatus.REGRESSED else
                " (pass --llm-inconclusive pass to let an undecided check pass)")
         raise PairedVerdictFailed(f"{verdict.check}: paired verdict {verdict.status.upper()}"
                                   f"{how}: {verdict.detail}")
@@ -211,7 +212,7 @@ def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult,
                                   [bool(b[k]) for k in common], margin_points=margin)
         can = decidability(len(common), margin / 100, verdict.baseline,
                            float(getattr(config, "paired_discordance", DISCORDANCE)))
-        if verdict.status == "inconclusive" and not can.decidable:
+        if verdict.status == PairedStatus.INCONCLUSIVE and not can.decidable:
             verdict = replace(verdict, decidable=False, detail=(
                 f"{verdict.detail}; NOT DECIDABLE, reported, not failed: {can.describe()}"))
     for field, how in (("output_ids", "by token id"), ("response", "by response text")):

@@ -17,10 +17,9 @@ from typing import Literal
 
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.verdicts.paired import PairedVerdict, level
+from pytest_rocm_llm.verdicts.status import PairedStatus
 
 InconclusivePolicy = Literal["fail", "pass"]
-STATUS_WORDS = {"pass": "PASS", "regressed": "REGRESSED", "improved": "IMPROVED",
-                "inconclusive": "INCONCLUSIVE", "unpaired": "NO PAIRED VERDICT"}
 
 
 def _value(v: PairedVerdict, x: float) -> str:
@@ -49,7 +48,7 @@ def paired_rows(rows: Sequence[PairedVerdict]) -> list[tuple[str, str, str, str,
     """check, baseline build's value, candidate's, delta [CI], verdict: what every output of
     a paired run shows (this table, the Markdown summary)."""
     return [(r.check, _value(r, r.baseline), _value(r, r.candidate), _delta(r),
-             STATUS_WORDS.get(r.status, r.status)) for r in rows]
+             r.status.word) for r in rows]
 
 
 def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: str) -> str:
@@ -61,8 +60,8 @@ def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: st
     widths = [max(len(row[i]) for row in table) for i in range(5)]
     lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     lines.insert(1, "-+-".join("-" * w for w in widths))
-    lines += [f"{STATUS_WORDS[r.status]}: {r.detail}" for r in rows
-              if r.status in ("inconclusive", "unpaired")]
+    lines += [f"{r.status.word}: {r.detail}" for r in rows
+              if r.status in (PairedStatus.INCONCLUSIVE, PairedStatus.UNPAIRED)]
     return "\n".join(lines)
 
 
@@ -74,9 +73,8 @@ def paired_failures(rows: Sequence[PairedVerdict],
     if inconclusive not in ("fail", "pass"):
         raise ConfigError(f"--llm-inconclusive={inconclusive!r}: expected 'fail' (the default: "
                           "an undecided check fails the run) or 'pass'")
-    failing = {"regressed"} | ({"inconclusive"} if inconclusive == "fail" else set())
-    return [r for r in rows if r.status in failing
-            and (r.status != "inconclusive" or r.decidable)]
+    return [r for r in rows if r.status.failing or (
+        r.status == PairedStatus.INCONCLUSIVE and inconclusive == "fail" and r.decidable)]
 
 
 def paired_exit_status(rows: Sequence[PairedVerdict],

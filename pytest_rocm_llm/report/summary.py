@@ -10,13 +10,13 @@ from collections import Counter
 from collections.abc import Sequence
 
 from pytest_rocm_llm.report.paired_table import (
-    STATUS_WORDS,
     InconclusivePolicy,
     paired_failures,
     paired_rows,
 )
-from pytest_rocm_llm.report.table import HEADER, VERDICT_WORDS, by_profile, row
+from pytest_rocm_llm.report.table import HEADER, by_profile, row
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
+from pytest_rocm_llm.verdicts.status import Status
 from pytest_rocm_llm.verdicts.verdict import Verdict
 
 
@@ -36,14 +36,14 @@ def markdown(verdicts: Sequence[Verdict], paired: Sequence[PairedVerdict],
     """The summary of one run; ``exit_status`` is pytest's (0: the build may go ahead)."""
     where = ", ".join(sorted({f"{v.suite} on {v.target}" for v in verdicts})) or "no checks"
     outcome = "PASS" if exit_status == 0 else f"FAIL (pytest exit status {exit_status})"
-    counts = Counter(VERDICT_WORDS.get(v.status, v.status) for v in verdicts)
+    counts = Counter(v.status.word for v in verdicts)
     lines = [f"## rocm-llm: {where}", "",
              f"**{outcome}**" + (": " + ", ".join(f"{n} {w}" for w, n in sorted(counts.items()))
                                  if counts else "")]
-    attention = [f"- `{v.suite}/{v.check}` ({v.profile}): {VERDICT_WORDS.get(v.status, v.status)}"
+    attention = [f"- `{v.suite}/{v.check}` ({v.profile}): {v.status.word}"
                  + (f": {_cell(v.message.splitlines()[0])}" if v.message.strip() else "")
-                 for v in verdicts if v.status != "pass"]
-    attention += [f"- `{p.check}` (paired): the candidate is {STATUS_WORDS[p.status]}"
+                 for v in verdicts if v.status != Status.PASS]
+    attention += [f"- `{p.check}` (paired): the candidate is {p.status.word}"
                   + (f": {_cell(p.detail)}" if p.detail else "")
                   for p in paired_failures(paired, inconclusive)]
     if attention:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from pytest_rocm_llm.verdicts.status import Status
 from pytest_rocm_llm.verdicts.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -16,11 +17,6 @@ if TYPE_CHECKING:
 
 HEADER = ("check", "measured", "floor", "baseline", "delta", "verdict")
 
-VERDICT_WORDS = {
-    "pass": "PASS", "fail": "FAIL", "new": "NEW (recorded)", "updated": "UPDATED",
-    "precondition": "PRECONDITION NOT MET", "infrastructure": "INFRASTRUCTURE",
-    "not-judged": "NOT JUDGED",
-}
 
 
 def _num(v: float | None, unit: str = "") -> str:
@@ -44,7 +40,7 @@ def row(v: Verdict) -> tuple[str, ...]:
     elif v.spread:
         measured += f" ±{v.spread:.2g}"
     delta = "-" if v.delta_pct is None else f"{v.delta_pct:+.1f}%"
-    return (v.check, measured, v.floor or "-", base, delta, VERDICT_WORDS.get(v.status, v.status))
+    return (v.check, measured, v.floor or "-", base, delta, v.status.word)
 
 
 def by_profile(verdicts: Iterable[Verdict]) -> dict[tuple[str, str, str], list[Verdict]]:
@@ -67,8 +63,8 @@ def render(verdicts: Iterable[Verdict]) -> list[str]:
             if i == 0:
                 lines.append("  " + "-+-".join("-" * w for w in widths))
         for v in vs:
-            if v.status == "not-judged":  # under the table: a reason would stretch its column
-                lines.append(f"  {v.check}: {VERDICT_WORDS[v.status]}: "
+            if v.status == Status.NOT_JUDGED:  # under the table: a reason would stretch a column
+                lines.append(f"  {v.check}: {v.status.word}: "
                              f"{(v.message or '?').splitlines()[0]}")
             for ref in v.references:
                 lines.append(f"  {v.check}: reference {ref}")

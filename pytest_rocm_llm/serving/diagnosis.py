@@ -33,5 +33,7 @@ def infrastructure_failure(signatures_file: Path | None, exc: Exception) -> str:
     log = getattr(exc, "log_path", None)
     found = diagnosis(signatures_file, [log])
     lead = f"known failure signature:\n{found}\n" if found else ""
-    # Whoever built the error may have quoted the log without masking it.
+    # Whoever built the error may have quoted the log without masking it. The lead is
+    # verdicts.status.Category.INFRASTRUCTURE's (serving sits below verdicts; a test holds
+    # the two equal).
     return redact_text(f"infrastructure: {lead}{exc}", log_secrets(log))

@@ -1,8 +1,9 @@
 """From a check and what its run produced to a decision: preconditions, floor, baseline.
 
 No pytest in here: the plugin's ``llm_judge`` fixture turns a decision into a test outcome.
-Failure messages lead with their category (the Allure report sorts on it): precondition
-not met, performance regression, accuracy regression, parity divergence.
+Failure messages lead with their category (verdicts/status.py's ``Category``; the Allure
+report sorts on it): precondition not met, performance regression, accuracy regression,
+parity divergence.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pytest_rocm_llm.verdicts.gate import (
     between_runs,
     binomial,
 )
+from pytest_rocm_llm.verdicts.status import Category, Status
 from pytest_rocm_llm.verdicts.verdict import CheckSpec, Decision, Mode, Verdict, decide
 
 if TYPE_CHECKING:
@@ -48,12 +50,6 @@ class BaselineRecorded(VerdictFailure):
     """A baseline was written (missing, or --llm-update-baselines): review it, run again."""
 
 
-def category(feature: str, kind: str | None) -> str:
-    if feature == "performance":
-        return "performance regression"
-    return "parity divergence" if kind == "parity" else "accuracy regression"
-
-
 @dataclass(frozen=True)
 class Outcome:
     decision: Decision
@@ -69,11 +65,10 @@ def conclude(spec: CheckSpec, m: Measurement | None, problems: Sequence[str], ba
     """The shared tail of every check: a broken precondition is never judged."""
     if problems or m is None:
         what = base.workload or "its evaluation"
-        msg = (f"precondition not met: {spec.name}: {what} did not do what the check assumes, "
-               f"so {spec.metric} is not judged:\n  - " + "\n  - ".join(
+        msg = (f"{Category.PRECONDITION.lead}{spec.name}: {what} did not do what the check "
+               f"assumes, so {spec.metric} is not judged:\n  - " + "\n  - ".join(
                    problems or [f"the run produced no {spec.metric}"]))
-        v = Verdict(**{**base.to_json(), "status": "precondition", "message": msg,
-                       "references": ()})
+        v = dataclasses.replace(base, status=Status.PRECONDITION, message=msg, references=())
         return Outcome(Decision(v, None, msg), PreconditionNotMet(msg))
     path, bfile = baselines.get(base.target, base.suite)
     entry = bfile.entries.get(spec.name) if bfile else None
@@ -83,7 +78,7 @@ def conclude(spec: CheckSpec, m: Measurement | None, problems: Sequence[str], ba
     if d.failure is None:
         return Outcome(d, None)
     exc_type = _RAISE[d.cause or "floor"]
-    lead = "" if exc_type is BaselineRecorded else f"{category(base.feature, kind)}: "
+    lead = "" if exc_type is BaselineRecorded else Category.of_check(base.feature, kind).lead
     return Outcome(d, exc_type(lead + d.failure))
 
 
@@ -100,7 +95,7 @@ def base_verdict(check: Check, suite: Suite, target: Target, profile: str, featu
                  provenance: Mapping[str, Any] | None = None) -> Verdict:
     engine = f"{server.engine} {server.engine_version}" if server is not None else ""
     return Verdict(suite=suite.name, target=target.name, profile=profile, check=check.name,
-                   feature=feature, metric=check.metric, unit=check.unit, status="pass",
+                   feature=feature, metric=check.metric, unit=check.unit, status=Status.PASS,
                    workload=workload, engine=engine, model=suite.model_for(target).id,
                    nodeid=nodeid, artifacts=dict(artifacts),
                    build=server.build if server is not None else "",
@@ -116,8 +111,7 @@ def unjudged_verdict(check: Check, suite: Suite, target: Target, nodeid: str,
     feature = "correctness" if check.eval is not None else "performance"
     base = base_verdict(check, suite, target, suite.check_profile(check, target), feature,
                         nodeid, check.workload, {})
-    return Verdict(**{**base.to_json(), "status": "not-judged", "message": reason,
-                      "references": ()})
+    return dataclasses.replace(base, status=Status.NOT_JUDGED, message=reason, references=())
 
 
 def profile_argv(suite: Suite, target: Target, profile: str) -> list[str]:

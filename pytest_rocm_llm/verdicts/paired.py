@@ -68,10 +68,8 @@ from typing import Any, Literal
 
 from pytest_rocm_llm.config.checks import Direction
 from pytest_rocm_llm.correctness.accuracy.stats import mcnemar
+from pytest_rocm_llm.verdicts.status import PairedStatus
 
-# "unpaired": a declared check of a paired run with no paired verdict, and the row says why
-# (never a failure by itself: the stored baseline and floors still judge the candidate).
-Status = Literal["pass", "regressed", "improved", "inconclusive", "unpaired"]
 DeltaKind = Literal["relative", "absolute"]
 
 # The near-tie tolerance of speculative parity (ParityConfig.tolerance): numerics of another
@@ -102,18 +100,18 @@ def balanced_order(trials: int) -> list[str]:
 
 
 def classify(effect: float, lo: float, hi: float, *, margin: float, tolerance: float,
-             significant: bool | None = None) -> Status:
+             significant: bool | None = None) -> PairedStatus:
     """The three-way rule of the module docstring on effect e and its interval [lo, hi],
     all in the good direction. ``significant=False`` (a test that did not reject) withholds
     regressed and improved."""
     if significant is not False:
         if hi < 0 and effect < -tolerance:
-            return "regressed"
+            return PairedStatus.REGRESSED
         if lo > 0 and effect > tolerance:
-            return "improved"
+            return PairedStatus.IMPROVED
     if lo > -margin:
-        return "pass"
-    return "inconclusive"
+        return PairedStatus.PASS
+    return PairedStatus.INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -127,7 +125,7 @@ class PairedVerdict:
     delta: float  # candidate vs baseline, signed as measured (relative, or absolute)
     ci_low: float  # interval of delta at 1 - alpha; NaN when none exists
     ci_high: float
-    status: Status
+    status: PairedStatus
     n: int  # pairs of trials, or items
     method: str
     detail: str
@@ -142,8 +140,12 @@ class PairedVerdict:
     # verdict is then reported with that reason and does not fail the run
     decidable: bool = True
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", PairedStatus(self.status))  # text read back
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
+        out["status"] = self.status.value  # plain text: execnet and json carry no enums
         out["pairs"] = list(self.pairs)
         for key, value in out.items():
             if isinstance(value, float) and not math.isfinite(value):
@@ -155,8 +157,8 @@ def unpaired(check: str, metric: str, unit: str, direction: Direction,
              reason: str) -> PairedVerdict:
     """The row of a declared check that has no paired verdict, saying why."""
     nan = math.nan
-    return PairedVerdict(check, metric, unit, direction, nan, nan, nan, nan, nan, "unpaired",
-                         0, "none", f"{check}: no paired verdict: {reason}")
+    return PairedVerdict(check, metric, unit, direction, nan, nan, nan, nan, nan,
+                         PairedStatus.UNPAIRED, 0, "none", f"{check}: no paired verdict: {reason}")
 
 
 @lru_cache(maxsize=4096)
@@ -183,7 +185,7 @@ def _pairs(a: Sequence[float], b: Sequence[float],
 
 
 def _zero_verdict(pairs: Sequence[tuple[float, float]], sign: float, metric: str
-                  ) -> tuple[Status, str] | None:
+                  ) -> tuple[PairedStatus, str] | None:
     """A metric at 0 on one side of a pair has no log ratio; it is a verdict by itself: the
     side at 0 is worse for a higher-is-better metric (no throughput), better for a
     lower-is-better one. None: no pair has exactly one side at 0."""
@@ -195,10 +197,10 @@ def _zero_verdict(pairs: Sequence[tuple[float, float]], sign: float, metric: str
     said = (f"{metric} was 0 on one build only: the candidate's in {b_zero} and the "
             f"baseline's in {a_zero} of {len(pairs)} paired trials")
     if worse and not better:
-        return "regressed", said
+        return PairedStatus.REGRESSED, said
     if better and not worse:
-        return "improved", said
-    return "inconclusive", said + " (both ways)"
+        return PairedStatus.IMPROVED, said
+    return PairedStatus.INCONCLUSIVE, said + " (both ways)"
 
 
 def half_width(s: float, n: int, alpha: float) -> float:
@@ -251,7 +253,7 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
     ratios = tuple(math.log(y / x) if x > 0 and y > 0 else 0.0 for x, y in pairs)
     common = PairedVerdict(
         check, metric, unit, direction, fmean(a) if a else math.nan,
-        fmean(b) if b else math.nan, math.nan, math.nan, math.nan, "inconclusive", n,
+        fmean(b) if b else math.nan, math.nan, math.nan, math.nan, PairedStatus.INCONCLUSIVE, n,
         "paired t on log ratios (A-B-B-A)" + (
             ", per block of fresh servers" if per_block else ""),
         "", alpha=alpha, margin=margin,
@@ -280,7 +282,7 @@ def paired_performance(check: str, metric: str, unit: str, direction: Direction,
     detail = f"{check}: {metric} {ci} over {n} paired trials" + (
         f" in {len(units)} blocks of fresh servers" if per_block else "")
     needed = None
-    if status == "inconclusive":
+    if status == PairedStatus.INCONCLUSIVE:
         # the good-direction log bounds of "not worse than the margin" and "the tolerance"
         pass_bound = math.log(1 - margin) if sign > 0 else -math.log(1 + margin)
         tol_log = math.log(1 - tolerance) if sign > 0 else -math.log(1 + tolerance)
@@ -333,7 +335,7 @@ def paired_accuracy(check: str, metric: str, a_correct: Sequence[bool],
     margin, tolerance = margin_points / 100, tolerance_points / 100
     common = PairedVerdict(
         check, metric, "", "higher", math.nan, math.nan, math.nan, math.nan, math.nan,
-        "inconclusive", n, "McNemar exact + Newcombe paired interval", "",
+        PairedStatus.INCONCLUSIVE, n, "McNemar exact + Newcombe paired interval", "",
         delta_kind="absolute", alpha=alpha, margin=margin, tolerance=tolerance,
         pairs=(float(b01), float(b10)))
     if n == 0:

@@ -41,6 +41,7 @@ from pytest_rocm_llm.verdicts.paired import (
     paired_performance,
     unpaired,
 )
+from pytest_rocm_llm.verdicts.status import PairedStatus
 
 BLOCK_TRIALS = 2  # trials per build in one A-B-B-A block
 # The default budget's cap. 64 left the CPU reference (4.7% trials, 3% servers, blocks as the
@@ -198,7 +199,7 @@ class SequentialGate:
                 continue
             where = (f"look {k} of {len(looks)} at {trials} trials per build (budget "
                      f"{self.design.budget}; {SPENDING} of {self.design.alpha:g})")
-            if v.status != "inconclusive":
+            if v.status != PairedStatus.INCONCLUSIVE:
                 self.decided.add(c.name)
                 v = replace(v, detail=f"{v.detail}; decided at {where}")
             elif last:

@@ -10,22 +10,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_rocm_llm.config.checks import Gate, gate_kind_for
 from pytest_rocm_llm.serving.kernel_paths import kernel_path_note
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry
 from pytest_rocm_llm.verdicts.gate import GateResult, Measurement, judge
+from pytest_rocm_llm.verdicts.status import Status
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.config.targets import Target
 
 Mode = Literal["check", "update", "regen"]
-# not-judged: the check's test ran but stopped before a value existed (a skip, or a failure
-# with no verdict of its own); the message says why.
-Status = Literal["pass", "fail", "new", "updated", "precondition", "infrastructure",
-                 "not-judged"]
 
 
 @dataclass(frozen=True)
@@ -70,8 +67,14 @@ class Verdict:
     artifacts: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # evidence beside the verdict (a kernel path changed); never gated
 
+    def __post_init__(self) -> None:
+        # Rows built from text (a results file read back, a ``**to_json()`` copy) get the
+        # member, so every output reads its word from one place.
+        object.__setattr__(self, "status", Status(self.status))
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
+        d["status"] = self.status.value  # plain text: execnet and json carry no enums
         d["references"] = list(self.references)
         d["artifacts"] = dict(self.artifacts)
         d["notes"] = list(self.notes)
@@ -175,9 +178,10 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
     reason a gated check has no value yet ("none until measured"); a check run then reports
     its value beside the floor, not gated, and records nothing unless asked to."""
     miss = floor_miss(spec, m.value)
-    common = dict(measured=m.value, n=m.n, spread=m.spread, spread_kind=m.spread_kind,
-                  runs=m.runs, floor=floor_text(spec),
-                  floor_source=spec.source, references=references(spec, m.value, reference_rows))
+    common: dict[str, Any] = dict(
+        measured=m.value, n=m.n, spread=m.spread, spread_kind=m.spread_kind, runs=m.runs,
+        floor=floor_text(spec), floor_source=spec.source,
+        references=references(spec, m.value, reference_rows))
     notes = tuple(notes)
     if entry is not None:
         note = kernel_path_note(entry.provenance, provenance)
@@ -201,47 +205,46 @@ def decide(spec: CheckSpec, m: Measurement, base: Verdict, entry: BaselineEntry 
     common["notes"] = notes
 
     def out(status: Status, failure: str | None, cause: str | None = None) -> Decision:
-        v = Verdict(**{**base.to_json(), **common, "status": status,
-                       "message": failure or "", "references": common["references"]})
+        v = replace(base, **common, status=status, message=failure or "")
         return Decision(v, write, failure, cause if failure else None)
 
     if miss is not None:
-        return out("fail", miss, "floor")
+        return out(Status.FAIL, miss, "floor")
     if spec.gate is None:
-        return out("pass", None)
+        return out(Status.PASS, None)
     if entry is None and pending is not None and mode == "check":
         common.update(gated=False, gate="none until measured")
         common["notes"] = (*notes, f"baseline: none until measured ({pending}); reported, "
                            "not gated; --llm-update-baselines records a measured run")
-        return out("pass", None)
+        return out(Status.PASS, None)
     if entry is None:
         if mode == "regen":
-            return out("new", None)
-        return out("new", f"{spec.name}: no baseline yet; recorded {_fmt(m.value, spec.unit)} "
-                          f"in {baseline_file}. Review it, commit it, and run again",
-                   "baseline")
+            return out(Status.NEW, None)
+        return out(Status.NEW, f"{spec.name}: no baseline yet; recorded "
+                   f"{_fmt(m.value, spec.unit)} in {baseline_file}. Review it, commit it, "
+                   "and run again", "baseline")
     if mode == "regen":
-        return out("updated", None)
+        return out(Status.UPDATED, None)
     if mode == "update":
-        return out("updated", f"{spec.name}: baseline updated {entry.measurement.value:.4g} -> "
-                              f"{_fmt(m.value, spec.unit)} in {baseline_file} "
-                              "(--llm-update-baselines fails the updated checks; review the "
-                              "diff and run without it)", "baseline")
+        return out(Status.UPDATED, f"{spec.name}: baseline updated "
+                   f"{entry.measurement.value:.4g} -> {_fmt(m.value, spec.unit)} in "
+                   f"{baseline_file} (--llm-update-baselines fails the updated checks; "
+                   "review the diff and run without it)", "baseline")
     assert gate_result is not None
     if not gate_result.passed:
         kind = entry.provenance.get("kind", "measured")
-        return out("fail", f"{spec.name}: {spec.metric} = {_fmt(m.value, spec.unit)} vs "
+        return out(Status.FAIL, f"{spec.name}: {spec.metric} = {_fmt(m.value, spec.unit)} vs "
                            f"{kind} baseline {_fmt(entry.measurement.value, spec.unit)} "
                            f"({gate_result.delta_pct or 0:+.1f}%): gate "
                            f"{gate_result.describe(spec.unit)} not met", "gate")
-    return out("pass", None)
+    return out(Status.PASS, None)
 
 
 def unjudged_failure(target: Target, verdicts: Sequence[Verdict], allow: bool) -> str | None:
     """Why a GPU run with checks that were never judged fails (None when it does not): a
     gate that skipped its checks has not vouched for the build. The CPU reference only
     reports them (its data and tools are optional on a developer machine)."""
-    unjudged = [v for v in verdicts if v.status == "not-judged"]
+    unjudged = [v for v in verdicts if v.status == Status.NOT_JUDGED]
     if not unjudged or allow or not target.is_gpu:
         return None
     lines = [f"  {v.suite}/{v.check}: {v.message.splitlines()[0] if v.message else '?'}"
