@@ -59,13 +59,7 @@ PARSERS: dict[str, str] = {
 
 def parse_eval(name: str, t: Table, base: Any = None) -> Any:
     """The eval's frozen config (with ``base``: a per-target override of some fields)."""
-    kind = t.data.get("kind", getattr(base, "kind", None))
-    if kind is None:
-        t.fail("kind", "is required but missing")
-    if kind not in PARSERS:
-        t.fail("kind", f"{kind!r} is not an evaluation kind ({', '.join(KINDS)})")
-    if base is not None and kind != base.kind:
-        t.fail("kind", f"a target override cannot change the kind ({base.kind} -> {kind})")
+    kind = t.kind(KINDS, "an evaluation", base)
     module, function = PARSERS[kind].split(":")
     return getattr(importlib.import_module(module), function)(name, t, base)
 

@@ -153,66 +153,33 @@ ROCM_ENGINE_FLAGS: Mapping[str, Mapping[str, FlagValue]] = _frozen(
     {"sglang": _frozen({"watchdog-timeout": 1800})})
 ROCM_FIRST_TOKEN_STALL_S = 900.0
 
+def _eight_gpu_node(name: str, kind: str, arch: str, hbm_gb: int,
+                    usd_per_gpu_hour: float | None) -> Target:
+    """An 8-GPU node of AMD Instinct (ROCm) or NVIDIA HGX (CUDA) parts. Only ROCm's get the
+    watchdog and first-token allowance: nothing is JIT-compiled by aiter / TileLang in a
+    CUDA server's first batches."""
+    rocm = kind == "rocm"
+    family = "AMD Instinct" if rocm else "NVIDIA HGX"
+    extra: dict[str, Any] = ({"engine_flags": ROCM_ENGINE_FLAGS,
+                              "first_token_stall_s": ROCM_FIRST_TOKEN_STALL_S} if rocm else {})
+    return Target(name=name, description=f"{family} {name.upper()} node ({arch}, 8 GPUs)",
+                  kind=kind, arch=arch, gpus_per_node=8, hbm_gb_per_gpu=hbm_gb,
+                  usd_per_gpu_hour=usd_per_gpu_hour, **extra)
+
+
 # Published figures: MI355X 288 GB HBM3E, $1.48/GPU-hr TCO (SemiAnalysis GLM-5 study);
 # MI325X 256 GB, MI300X 192 GB. No TCO figure is published for the gfx942 parts here, so
 # none is invented: cost is then reported as unavailable.
 TARGETS: Mapping[str, Target] = _frozen(
     {
-        "mi355x": Target(
-            name="mi355x",
-            description="AMD Instinct MI355X node (gfx950, 8 GPUs)",
-            kind="rocm",
-            arch="gfx950",
-            gpus_per_node=8,
-            hbm_gb_per_gpu=288,
-            usd_per_gpu_hour=1.48,
-            engine_flags=ROCM_ENGINE_FLAGS,
-            first_token_stall_s=ROCM_FIRST_TOKEN_STALL_S,
-        ),
-        "mi325x": Target(
-            name="mi325x",
-            description="AMD Instinct MI325X node (gfx942, 8 GPUs)",
-            kind="rocm",
-            arch="gfx942",
-            gpus_per_node=8,
-            hbm_gb_per_gpu=256,
-            usd_per_gpu_hour=None,
-            engine_flags=ROCM_ENGINE_FLAGS,
-            first_token_stall_s=ROCM_FIRST_TOKEN_STALL_S,
-        ),
-        "mi300x": Target(
-            name="mi300x",
-            description="AMD Instinct MI300X node (gfx942, 8 GPUs)",
-            kind="rocm",
-            arch="gfx942",
-            gpus_per_node=8,
-            hbm_gb_per_gpu=192,
-            usd_per_gpu_hour=None,
-            engine_flags=ROCM_ENGINE_FLAGS,
-            first_token_stall_s=ROCM_FIRST_TOKEN_STALL_S,
-        ),
+        "mi355x": _eight_gpu_node("mi355x", "rocm", "gfx950", 288, 1.48),
+        "mi325x": _eight_gpu_node("mi325x", "rocm", "gfx942", 256, None),
+        "mi300x": _eight_gpu_node("mi300x", "rocm", "gfx942", 192, None),
         # NVIDIA's, the reference rows the seeds compare MI355X against: HGX B200 (1,440 GB
         # over 8 GPUs), $1.95/GPU-hr TCO (SemiAnalysis GLM-5 study); HGX H200, 141 GB each,
-        # no TCO figure here. No ROCm watchdog or stall allowance: nothing is JIT-compiled
-        # in their first batches by aiter / TileLang.
-        "b200": Target(
-            name="b200",
-            description="NVIDIA HGX B200 node (sm_100, 8 GPUs)",
-            kind="cuda",
-            arch="sm_100",
-            gpus_per_node=8,
-            hbm_gb_per_gpu=180,
-            usd_per_gpu_hour=1.95,
-        ),
-        "h200": Target(
-            name="h200",
-            description="NVIDIA HGX H200 node (sm_90, 8 GPUs)",
-            kind="cuda",
-            arch="sm_90",
-            gpus_per_node=8,
-            hbm_gb_per_gpu=141,
-            usd_per_gpu_hour=None,
-        ),
+        # no TCO figure here.
+        "b200": _eight_gpu_node("b200", "cuda", "sm_100", 180, 1.95),
+        "h200": _eight_gpu_node("h200", "cuda", "sm_90", 141, None),
         "cpu": Target(
             name="cpu",
             description="embedded CPU reference (real sglang, and vLLM's CPU build for "

@@ -13,7 +13,7 @@ a contributor already knows it. msgspec is faster, but parsing a suite is once p
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn, TypeVar
@@ -55,6 +55,20 @@ class Table:
     def fail(self, name: str | None, message: str) -> NoReturn:
         where = f"key '{self.key(name)}'" if name is not None else f"table [{self.path}]"
         raise ConfigError(f"{self.file}: {where}: {message}")
+
+    def kind(self, kinds: Iterable[str], noun: str, base: Any = None) -> str:
+        """The table's ``kind`` (a per-target override inherits ``base``'s and cannot change
+        it), one of ``kinds``; ``noun`` names what a kind is of in the error."""
+        kinds = tuple(kinds)
+        kind = self.data.get("kind", getattr(base, "kind", None))
+        if kind is None:
+            self.fail("kind", "is required but missing")
+        if kind not in kinds:
+            self.fail("kind", f"{kind!r} is not {noun} kind ({', '.join(kinds)})")
+        if base is not None and kind != base.kind:
+            self.fail("kind", f"a target override cannot change the kind ({base.kind} -> "
+                              f"{kind})")
+        return str(kind)
 
     def subtables(self) -> Iterator[tuple[str, Table]]:
         """Every key of this table, each of which must itself be a table."""

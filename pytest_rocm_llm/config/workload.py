@@ -120,11 +120,7 @@ KINDS = tuple(TABLES)
 
 def parse_workload(name: str, t: Table, base: Workload | None = None) -> Workload:
     """A workload from its table; with ``base``, a per-target override of some fields."""
-    kind = t.data.get("kind", base.kind if base is not None else None)
-    if kind is None:
-        t.fail("kind", "is required but missing")
-    if kind not in TABLES:
-        t.fail("kind", f"{kind!r} is not a workload kind ({', '.join(KINDS)})")
+    kind = t.kind(KINDS, "a workload", base)
     schema = TABLES[kind]
     table = validate(schema, t, {**override_of(schema, base, t.data), "kind": kind})
     return Workload(name=name, **table.model_dump())

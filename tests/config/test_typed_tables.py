@@ -126,6 +126,17 @@ def test_a_target_override_cannot_change_an_evaluations_kind(other: str) -> None
            f"(parity -> {other})" in str(info.value)
 
 
+def test_a_target_override_cannot_change_a_workloads_kind() -> None:
+    """As for evaluations. Before, the override was read against the other kind's schema
+    and the error named a key the user never wrote (request_rate)."""
+    text = SUITE.replace("[targets.cpu.workloads.w]",
+                         '[targets.cpu.workloads.w]\nkind = "fixed_rate"')
+    with pytest.raises(ConfigError) as info:
+        parse_suite(FILE, tomllib.loads(text))
+    assert "key 'targets.cpu.workloads.w.kind': a target override cannot change the kind " \
+           "(single_stream -> fixed_rate)" in str(info.value)
+
+
 def test_an_error_in_an_override_names_the_targets_key() -> None:
     text = SUITE.replace("[targets.cpu.checks.c]", "[targets.cpu.checks.c]\nmin = \"x\"")
     with pytest.raises(ConfigError, match="key 'targets.cpu.checks.c.min': expected a number"):

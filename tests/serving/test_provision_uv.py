@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -232,23 +233,14 @@ def test_uv_is_found_once_so_builds_on_other_threads_never_read_sysconfig_half_f
     sysconfig while the vLLM build's thread was filling it (not thread-safe before 3.12).
     Once found, uv's path is the same on every thread whatever sysconfig holds then."""
     import sysconfig
-    import threading
 
     first = installer.uv_bin()
     monkeypatch.setattr(sysconfig, "_CONFIG_VARS", {})  # what the second thread saw
-    seen: list[str] = []
-    threads = [threading.Thread(target=lambda: seen.append(installer.uv_bin()))
-               for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert seen == [first] * 4
+    assert _uv_bin_on_threads(4) == [first] * 4
 
 
 def test_uv_is_looked_up_by_one_thread_while_the_others_wait(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import threading
     import time
 
     import uv
@@ -262,12 +254,12 @@ def test_uv_is_looked_up_by_one_thread_while_the_others_wait(
 
     installer._uv_bin.cache_clear()
     monkeypatch.setattr(uv, "find_uv_bin", slow_find)
-    seen: list[str] = []
-    threads = [threading.Thread(target=lambda: seen.append(installer.uv_bin()))
-               for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    seen = _uv_bin_on_threads(3)
     installer._uv_bin.cache_clear()
     assert (len(calls), seen) == (1, ["/opt/uv"] * 3)
+
+
+def _uv_bin_on_threads(n: int) -> list[str]:
+    """uv_bin() called from n threads at once, as provisioning's builds call it."""
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        return list(pool.map(lambda _: installer.uv_bin(), range(n)))

@@ -152,13 +152,7 @@ def paired_only_reason(config: Any) -> str | None:
 
 def parse_accuracy(name: str, t: Table, base: AccuracyConfig | None = None) -> AccuracyConfig:
     """An accuracy eval from its table; with ``base``, a per-target override of some fields."""
-    kind = t.data.get("kind", base.kind if base is not None else None)
-    if kind is None:
-        t.fail("kind", "is required but missing")
-    if kind not in TABLES:
-        t.fail("kind", f"{kind!r} is not an accuracy eval kind ({', '.join(KINDS)})")
-    if base is not None and kind != base.kind:
-        t.fail("kind", f"a target override cannot change the kind ({base.kind} -> {kind})")
+    kind = t.kind(KINDS, "an accuracy eval", base)
     schema = TABLES[kind]
     table = validate(schema, t, {"kind": kind, **override_of(schema, base, t.data)})
     fields = table.model_dump()

@@ -18,6 +18,7 @@ from pytest_rocm_llm.errors import InfrastructureError
 from pytest_rocm_llm.log_tail import text_tail
 from pytest_rocm_llm.redact import redact_argv
 from pytest_rocm_llm.serving.engines import flag_cache
+from pytest_rocm_llm.serving.engines.flag_script import FLAGCHECK_MARK
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.serving.speculation import SpecCounters
@@ -56,7 +57,6 @@ class EngineError(InfrastructureError):
     """The engine environment is unusable (missing, wrong version, cannot import)."""
 
 
-FLAGCHECK_MARK = "@@ROCM_LLM_FLAGCHECK@@"  # the check scripts' result line starts with it
 
 
 def run_flag_check(prefix: Sequence[str], script: str, profiles: Mapping[str, list[str]],

@@ -15,45 +15,28 @@ import httpx
 
 from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.serving.engines import ServerModule
+from pytest_rocm_llm.serving.engines.flag_script import flag_check_script
 from pytest_rocm_llm.serving.speculation import SpecCounters
 
-# Runs inside the engine's environment (by ``python -c``, so it works through a container
-# prefix too). Parses each profile's argv with the launcher's own parser, with abbreviations
-# off: a renamed flag must not silently match a longer, different one.
-_CHECK_SCRIPT = r"""
-import argparse, json, sys
-payload = json.loads(sys.argv[1])
-try:
-    from sglang.srt.server_args import ServerArgs
-except Exception as exc:
-    print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"import_error": f"{type(exc).__name__}: {exc}"}))
-    sys.exit(0)
-try:
-    from sglang.version import __version__ as version
-except Exception:
-    version = "unknown"
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise ValueError(message)
-
-results = {}
-for name, argv in payload.items():
-    parser = Parser(prog="sglang.launch_server", allow_abbrev=False)
-    ServerArgs.add_cli_args(parser)
-    try:
-        _, unknown = parser.parse_known_args(argv)
-    except ValueError as exc:
-        results[name] = {"ok": False, "message": str(exc), "unknown": []}
-        continue
-    flags = [w.split("=", 1)[0] for w in unknown if w.startswith("-")]
-    if unknown:
-        msg = "unrecognized arguments: " + " ".join(unknown)
-        results[name] = {"ok": False, "message": msg, "unknown": flags}
-    else:
-        results[name] = {"ok": True, "message": "", "unknown": []}
-print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"version": version, "results": results}))
-"""
+# sglang's launcher parser is a plain argparse one that ServerArgs fills; parse_known_args
+# hands back the words it does not know.
+_CHECK_SCRIPT = flag_check_script(
+    imports="from sglang.srt.server_args import ServerArgs",
+    version_import="from sglang.version import __version__ as version",
+    parser_base="argparse.ArgumentParser",
+    parse="""
+        parser = Parser(prog="sglang.launch_server", allow_abbrev=False)
+        ServerArgs.add_cli_args(parser)
+        try:
+            _, unknown = parser.parse_known_args(argv)
+        except ValueError as exc:
+            results[name] = {"ok": False, "message": str(exc), "unknown": []}
+            continue
+        if unknown:
+            results[name] = failed("unrecognized arguments: " + " ".join(unknown), unknown)
+        else:
+            results[name] = {"ok": True, "message": "", "unknown": []}
+    """)
 
 
 class SGLang(ServerModule):

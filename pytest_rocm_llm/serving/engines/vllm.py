@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from pytest_rocm_llm.http import sync_client
 from pytest_rocm_llm.serving.engines import ServerModule
+from pytest_rocm_llm.serving.engines.flag_script import flag_check_script
 from pytest_rocm_llm.serving.speculation import SpecCounters
 
 # Counters registered by vllm/v1/spec_decode/metrics.py (SpecDecodingProm); the exposition
@@ -22,46 +23,28 @@ from pytest_rocm_llm.serving.speculation import SpecCounters
 SPEC_DRAFTS = "vllm:spec_decode_num_drafts"
 SPEC_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
 
-# Runs inside the engine's environment (by ``python -c``, so it works through a container
-# prefix too). FlexibleArgumentParser.parse_args rewrites underscores and dotted JSON keys
-# before argparse sees them, so the check goes through it, as the launcher does; its error()
-# is turned into an exception and abbreviations are off, so a misspelt flag cannot match a
-# longer, different one.
-_CHECK_SCRIPT = r"""
-import json, re, sys
-payload = json.loads(sys.argv[1])
-try:
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
-    from vllm.entrypoints.launchers.cli_args import make_arg_parser
-except Exception as exc:
-    print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"import_error": f"{type(exc).__name__}: {exc}"}))
-    sys.exit(0)
-try:
-    from vllm import __version__ as version
-except Exception:
-    version = "unknown"
-
-class Parser(FlexibleArgumentParser):
-    def error(self, message):
-        raise ValueError(message)
-
-results = {}
-for name, argv in payload.items():
-    parser = make_arg_parser(Parser(prog="vllm.entrypoints.openai.api_server",
-                                    allow_abbrev=False))
-    try:
-        parser.parse_args(argv)
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-        unknown = []
-        if msg.startswith("unrecognized arguments:"):
-            words = msg.split(":", 1)[1].split()
-            unknown = [w.split("=", 1)[0] for w in words if w.startswith("-")]
-        results[name] = {"ok": False, "message": msg, "unknown": unknown}
-        continue
-    results[name] = {"ok": True, "message": "", "unknown": []}
-print("@@ROCM_LLM_FLAGCHECK@@" + json.dumps({"version": version, "results": results}))
-"""
+# FlexibleArgumentParser.parse_args rewrites underscores and dotted JSON keys before
+# argparse sees them, so the check goes through it, as the launcher does; it reports an
+# unknown word only in its error message.
+_CHECK_SCRIPT = flag_check_script(
+    imports="""
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+        from vllm.entrypoints.launchers.cli_args import make_arg_parser
+    """,
+    version_import="from vllm import __version__ as version",
+    parser_base="FlexibleArgumentParser",
+    parse="""
+        parser = make_arg_parser(Parser(prog="vllm.entrypoints.openai.api_server",
+                                        allow_abbrev=False))
+        try:
+            parser.parse_args(argv)
+        except (ValueError, TypeError) as exc:
+            msg = str(exc)
+            known = not msg.startswith("unrecognized arguments:")
+            results[name] = failed(msg, [] if known else msg.split(":", 1)[1].split())
+            continue
+        results[name] = {"ok": True, "message": "", "unknown": []}
+    """)
 
 
 class VLLM(ServerModule):
