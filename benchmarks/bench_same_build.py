@@ -158,7 +158,7 @@ def analyse(rows: list[dict]) -> dict[str, float]:
 def show(rows: list[dict]) -> dict[str, float]:
     for i, r in enumerate(rows, 1):
         print(f"run {i}: {r['delta']:+.1%} [{r['ci_low']:+.1%}, {r['ci_high']:+.1%}] "
-              f"{r['status']} over {r['n']} pairs: {r['baseline']:.2f} -> "
+              f"{r['status']} over {r['n']} pairs: {r['incumbent']:.2f} -> "
               f"{r['candidate']:.2f} tok/s")
     a = analyse(rows)
     print(f"{a['blocks']:.0f} blocks of fresh servers: trial CV {a['trial_cv']:.2%} (within a "
@@ -186,7 +186,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:  # the analysis on fixed rows: blocks apart by more than their trials
         rows = [{"delta": 0.0, "ci_low": -0.1, "ci_high": 0.1, "status": "x", "n": 4,
-                 "baseline": 1.0, "candidate": 1.0,
+                 "incumbent": 1.0, "candidate": 1.0,
                  "pairs": [m - 0.01, m + 0.01, -m - 0.005, -m + 0.005]}
                 for m in (0.05, -0.03)]
         a = show(rows)

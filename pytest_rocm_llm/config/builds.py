@@ -2,7 +2,7 @@
 candidate, resolved once from the settings. No pytest in here.
 
 A candidate is another engine install (``--llm-candidate-python`` / ``--llm-candidate-cmd``)
-or a configuration change on the baseline's install (``--llm-candidate-env KEY=VAL``,
+or a configuration change on the incumbent's install (``--llm-candidate-env KEY=VAL``,
 ``--llm-candidate-flags "..."``), or both. Its flags are appended to every profile's launch
 line, after the profile's own, so a flag both set is the candidate's (argparse keeps the last).
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_rocm_llm.errors import ConfigError
 
-BASELINE = "baseline"
+INCUMBENT = "incumbent"
 CANDIDATE = "candidate"
 INCONCLUSIVE_CHOICES = ("fail", "pass")
 # Paired trials per build: the minimum before the first look (--llm-pair-trials) and the
@@ -31,7 +31,7 @@ MAX_PAIR_TRIALS = 64
 
 @dataclass(frozen=True)
 class Build:
-    name: str  # BASELINE or CANDIDATE
+    name: str  # INCUMBENT or CANDIDATE
     engine_prefix: tuple[str, ...] | None = None  # None: the target's default engine
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     flags: tuple[str, ...] = ()
@@ -222,7 +222,7 @@ def candidate_of(prefix: tuple[str, ...] | None, env: Mapping[str, str],
                  image: str | None = None, baseline_image: str | None = None
                  ) -> Build | None:
     """The candidate build, or None when no candidate option was given. Without an engine of
-    its own (interpreter, command or image), it runs on the baseline's install."""
+    its own (interpreter, command or image), it runs on the incumbent's install."""
     if prefix is None and image is None and not env and not flags:
         return None
     if prefix is None and image is None:

@@ -22,8 +22,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from pytest_rocm_llm.config.builds import (
-    BASELINE,
     DEFAULT_PAIR_TRIALS,
+    INCUMBENT,
     Build,
     candidate_of,
     parse_container_args,
@@ -119,7 +119,7 @@ OPTIONS: tuple[Option, ...] = (
            "paired run: command prefix that runs the candidate build's engine Python"),
     Option("--llm-candidate-env", None, None,
            "paired run: KEY=VAL set in the candidate's servers (repeatable); without a "
-           "candidate engine, a configuration change on the baseline's install", repeat=True),
+           "candidate engine, a configuration change on the incumbent's install", repeat=True),
     Option("--llm-candidate-flags", None, None,
            "paired run: engine flags appended to every profile of the candidate build"),
     Option("--llm-pair-trials", "llm_pair_trials", None,
@@ -180,13 +180,13 @@ class Settings:
     container_args: tuple[str, ...] = ()
 
     @property
-    def baseline(self) -> Build:
-        return Build(BASELINE, self.engine_prefix, image=self.engine_image)
+    def incumbent(self) -> Build:
+        return Build(INCUMBENT, self.engine_prefix, image=self.engine_image)
 
     @property
     def builds(self) -> tuple[Build, ...]:
-        """The builds every profile is served by: the baseline, then any candidate."""
-        return (self.baseline,) if self.candidate is None else (self.baseline, self.candidate)
+        """The builds every profile is served by: the incumbent, then any candidate."""
+        return (self.incumbent,) if self.candidate is None else (self.incumbent, self.candidate)
 
 
 ENV_PREFIX = "PYTEST_ROCM_LLM_"

@@ -293,7 +293,7 @@ def _before_launch(config: pytest.Config, items: list[pytest.Item],
             progress_writer(config)(f"[rocm-llm] removed container {name}, left by an earlier "
                                     "run whose pytest died")
     try:
-        check_hardware(s.target, exec_part(s, s.target, s.baseline))
+        check_hardware(s.target, exec_part(s, s.target, s.incumbent))
     except HardwareMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
     _build_reference(config, suites, s)

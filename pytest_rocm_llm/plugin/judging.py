@@ -182,7 +182,7 @@ def run_workload_check(request: pytest.FixtureRequest, ctx: CheckContext, check:
         raise  # unreachable: pytest.fail raised
     if ctx.paired is not None and paired is None:
         paired = unpaired_row(check, (
-            f"relative to {check.relative_to}: measured on the baseline build only"
+            f"relative to {check.relative_to}: measured on the incumbent only"
             if reference is not None else f"a trial of either build lacked {check.metric}"))
     artifacts = runs.artifacts(ctx.suite.name, w.name)
     outcome = judge_workload(check, result, ctx.suite, ctx.target, server, ctx.baselines,
@@ -245,7 +245,7 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
             result = ctx.candidate_evals.get(ctx.suite.name, config,
                                              lambda p=None: servers(p, candidate))
             base_server = request.config.stash[POOL_KEY].last(
-                ctx.suite.name, profile, ctx.settings.baseline.name) or servers(profile)
+                ctx.suite.name, profile, ctx.settings.incumbent.name) or servers(profile)
             paired, outputs = paired_eval(check, base_result, result, config)
             if outputs is not None:
                 record_outputs(request, ctx, config.name, outputs)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE, Build
+from pytest_rocm_llm.config.builds import CANDIDATE, INCUMBENT, Build
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.plugin import allure as allure_report
 from pytest_rocm_llm.plugin.state import POOL_KEY, SUITE_KEY
@@ -43,7 +43,7 @@ _INFO: dict[tuple[str, str, str], dict[str, Any]] = {}
 
 
 class PairedVerdictFailed(VerdictFailure):
-    """The candidate is worse than the baseline build (or undecided, under the default)."""
+    """The candidate is worse than the incumbent (or undecided, under the default)."""
 
 
 def _remember_info(server: LLMServer) -> None:
@@ -66,7 +66,7 @@ def describe_builds(request: pytest.FixtureRequest, ctx: CheckContext, profile: 
     from pytest_rocm_llm.verdicts.provenance import engine_prefix
 
     name = f"{ctx.suite.name}/{profile}"
-    if name in ctx.collector.builds or set(servers) != {BASELINE, CANDIDATE}:
+    if name in ctx.collector.builds or set(servers) != {INCUMBENT, CANDIDATE}:
         return
     info = {b: _INFO.get((ctx.suite.name, profile, b), {}) for b in servers}
     images = {b.name: image_identity(ctx.settings.container_runtime or "", b.image)
@@ -78,7 +78,7 @@ def describe_builds(request: pytest.FixtureRequest, ctx: CheckContext, profile: 
     cand = ctx.settings.candidate
     cand_flags = list(ctx.suite.profile_for(profile, ctx.target, CANDIDATE).flags) + [
         w.lstrip("-") for w in (cand.flags if cand else ()) if w.startswith("--")]
-    changes = diff_server_info(info[BASELINE], info[CANDIDATE], set_flags_a=flags,
+    changes = diff_server_info(info[INCUMBENT], info[CANDIDATE], set_flags_a=flags,
                                set_flags_b=cand_flags)
     entry = {"versions": versions, "server_info_diff": format_diff(changes),
              "candidate": cand.describe() if cand else ""}
@@ -132,7 +132,7 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         server = servers(profile, builds[build])
         _remember_info(server)
         used[build] = server
-        label = ctx.suite.name if build == BASELINE else f"{ctx.suite.name}@{build}"
+        label = ctx.suite.name if build == INCUMBENT else f"{ctx.suite.name}@{build}"
         return runs.run_trial(f"{label}-seed{one.seed}", one, server)
 
     pool = request.config.stash[POOL_KEY]
@@ -145,7 +145,7 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
         lambda: pool.stop_profile(ctx.suite.name, profile))
     entry = {f"{ctx.suite.name}/{w.name}": {
         "order": "-".join(trials.order),
-        "baseline_trials": [dict(r.metrics) for r in trials.baseline],
+        "incumbent_trials": [dict(r.metrics) for r in trials.incumbent],
         "candidate_trials": [dict(r.metrics) for r in trials.candidate]}}
     if next(iter(entry)) not in ctx.collector.builds:  # both builds' values, for --llm-results
         ctx.collector.builds.update(entry)
@@ -163,7 +163,7 @@ def selected_checks(items: list[Any], suite: str) -> set[str]:
 
 def paired_checks_of(checks: list[Check], workload: str) -> list[PairedCheck]:
     """The paired checks a workload's trials decide: every check reading it that is not
-    relative to another workload (those run on the baseline build only)."""
+    relative to another workload (those run on the incumbent only)."""
     return [PairedCheck(c.name, c.metric, c.unit, c.direction)  # type: ignore[arg-type]
             for c in checks if c.workload == workload and c.relative_to is None]
 
@@ -173,29 +173,29 @@ def paired_checks_of(checks: list[Check], workload: str) -> list[PairedCheck]:
 _USED: dict[tuple[str, str], dict[str, LLMServer]] = {}
 
 
-def _length_of(metric: str, baseline: EvalResult) -> int | None:
+def _length_of(metric: str, incumbent: EvalResult) -> int | None:
     """Long-context items a metric reads: ``accuracy@L`` those at L; ``accuracy_min`` those
-    at the length where the baseline's accuracy is lowest (what it reports); else all."""
+    at the length where the incumbent's accuracy is lowest (what it reports); else all."""
     if metric.startswith("accuracy@"):
         return int(metric.split("@", 1)[1])
     if metric == "accuracy_min":
-        per = {int(k.split("@", 1)[1]): v for k, v in baseline.metrics.items()
+        per = {int(k.split("@", 1)[1]): v for k, v in incumbent.metrics.items()
                if k.startswith("accuracy@") and v is not None}
         return min(per, key=lambda n: (per[n], n)) if per else None
     return None
 
 
-def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult,
+def paired_eval(check: Check, incumbent: EvalResult, candidate: EvalResult,
                 config: Any = None) -> tuple[PairedVerdict | None, str | None]:
     """Accuracy compared on the same items (McNemar) at the eval's ``paired_margin``, and the
     greedy outputs compared: by token id where the records carry them (the near-tie rule
-    needs the baseline's logprobs), else by response text. Either is None when the records
+    needs the incumbent's logprobs), else by response text. Either is None when the records
     allow neither. An inconclusive verdict whose items cannot decide the margin says so and
     does not fail (verdicts/paired_items.py)."""
     from pytest_rocm_llm.verdicts.paired import outputs_changed, paired_accuracy
     from pytest_rocm_llm.verdicts.paired_items import DISCORDANCE, decidability
 
-    length = _length_of(check.metric, baseline)
+    length = _length_of(check.metric, incumbent)
 
     def by_id(result: EvalResult, field: str, at: int | None = None) -> dict[Any, Any]:
         return {r["id"]: r[field] for r in result.records
@@ -203,20 +203,20 @@ def paired_eval(check: Check, baseline: EvalResult, candidate: EvalResult,
                 and (at is None or r.get("length") == at)}
 
     verdict = None
-    a, b = by_id(baseline, "correct", length), by_id(candidate, "correct", length)
+    a, b = by_id(incumbent, "correct", length), by_id(candidate, "correct", length)
     common = [k for k in a if k in b]
     # Per-item correctness speaks to an accuracy metric only (not, e.g., invalid_rate).
     if common and check.metric.startswith("accuracy"):
         margin = float(getattr(config, "paired_margin", 2.0))
         verdict = paired_accuracy(check.name, check.metric, [bool(a[k]) for k in common],
                                   [bool(b[k]) for k in common], margin_points=margin)
-        can = decidability(len(common), margin / 100, verdict.baseline,
+        can = decidability(len(common), margin / 100, verdict.incumbent,
                            float(getattr(config, "paired_discordance", DISCORDANCE)))
         if verdict.status == PairedStatus.INCONCLUSIVE and not can.decidable:
             verdict = replace(verdict, decidable=False, detail=(
                 f"{verdict.detail}; NOT DECIDABLE, reported, not failed: {can.describe()}"))
     for field, how in (("output_ids", "by token id"), ("response", "by response text")):
-        ta, tb = by_id(baseline, field), by_id(candidate, field)
+        ta, tb = by_id(incumbent, field), by_id(candidate, field)
         common = [k for k in ta if k in tb]
         if common:
             seq = (lambda x: x) if field == "output_ids" else (lambda x: [ord(c) for c in x])

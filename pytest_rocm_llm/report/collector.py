@@ -28,7 +28,7 @@ BUILDS_PROPERTY = "rocm_llm_builds"  # a paired run's two builds: versions, /ser
 def paired_from_json(data: Mapping[str, Any]) -> PairedVerdict:
     """The inverse of ``PairedVerdict.to_json`` (JSON's nulls back to NaN)."""
     d = dict(data)
-    for key in ("baseline", "candidate", "delta", "ci_low", "ci_high"):
+    for key in ("incumbent", "candidate", "delta", "ci_low", "ci_high"):
         if d.get(key) is None:
             d[key] = float("nan")
     d["pairs"] = tuple(d.get("pairs", ()))
@@ -83,7 +83,8 @@ def results_document(verdicts: list[Verdict], run: Mapping[str, Any],
         counts[v.status] = counts.get(v.status, 0) + 1
     return {
         "format": "pytest-rocm-llm results",
-        "format_version": 1,
+        # 2: the builds are "incumbent" and "candidate" ("baseline" is a stored value only)
+        "format_version": 2,
         "run": dict(run),
         "counts": counts,
         "verdicts": [v.to_json() for v in verdicts],

@@ -45,14 +45,14 @@ def _delta(v: PairedVerdict) -> str:
 
 
 def paired_rows(rows: Sequence[PairedVerdict]) -> list[tuple[str, str, str, str, str]]:
-    """check, baseline build's value, candidate's, delta [CI], verdict: what every output of
+    """check, the incumbent's value, the candidate's, delta [CI], verdict: what every output of
     a paired run shows (this table, the Markdown summary)."""
-    return [(r.check, _value(r, r.baseline), _value(r, r.candidate), _delta(r),
+    return [(r.check, _value(r, r.incumbent), _value(r, r.candidate), _delta(r),
              r.status.word) for r in rows]
 
 
 def format_paired_table(rows: Sequence[PairedVerdict], build_a: str, build_b: str) -> str:
-    """check | build_a (baseline) | build_b (candidate) | delta [CI] | verdict."""
+    """check | build_a (the incumbent) | build_b (the candidate) | delta [CI] | verdict."""
     # A sequential look's interval is at the alpha that look spends: one level per look.
     levels = {level(r.alpha) for r in rows} or {"98%"}
     ci = f"delta [{levels.pop()} CI]" if len(levels) == 1 else "delta [CI, level per row]"

@@ -304,7 +304,7 @@ def gather_flag_checks(suite: Suite, target: Target, settings: Settings,
         profiles = suite.profiles_of(name)
         try:
             prefix = pool.engine_prefix(suite, name, build)
-            chosen = build if build is not None else settings.baseline
+            chosen = build if build is not None else settings.incumbent
             if chosen.image is not None:  # checked by the image's own engine, in a container
                 prefix = pool.in_container(suite, name, chosen, path) + prefix
             argvs = check_argvs(suite, target, settings, name, path, build)

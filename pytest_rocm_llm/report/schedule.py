@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
+from pytest_rocm_llm.config.builds import CANDIDATE, INCUMBENT
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
@@ -29,7 +29,7 @@ from pytest_rocm_llm.verdicts.sequential import expected_trials, settings_design
 if TYPE_CHECKING:
     from pytest_rocm_llm.config.checks import Check
 
-SHORT = {BASELINE: "A", CANDIDATE: "B"}
+SHORT = {INCUMBENT: "A", CANDIDATE: "B"}
 
 
 @dataclass
@@ -122,7 +122,7 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
             for slot, side in enumerate(order):
                 if design.per_block and slot and slot % 4 == 0:
                     sim.stop(profile)
-                build = BASELINE if side == "A" else CANDIDATE
+                build = INCUMBENT if side == "A" else CANDIDATE
                 action = sim.use(profile, build)
                 steps.append(side + (f" ({action})" if action else ""))
             lines.append(f"  {profile}: workload {w.name}, {len(order)} trials: "
@@ -137,20 +137,20 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
         elif check.eval is not None:
             steps = []
             # Started on the build already up: one switch per evaluation, not two.
-            for build in ((CANDIDATE, BASELINE) if sim.running == CANDIDATE
-                          else (BASELINE, CANDIDATE)):
+            for build in ((CANDIDATE, INCUMBENT) if sim.running == CANDIDATE
+                          else (INCUMBENT, CANDIDATE)):
                 action = sim.use(profile, build)
                 steps.append(SHORT[build] + (f" ({action})" if action else ""))
             lines.append(f"  {profile}: evaluation {check.eval} on both builds: "
                          + " - ".join(steps))
             lines += _decidable_lines(suite.eval_for(check.eval, target), checks)
         else:
-            lines.append(f"  {profile}: workload {check.workload} (relative check): baseline "
-                         "build only")
+            lines.append(f"  {profile}: workload {check.workload} (relative check): the "
+                         "incumbent only")
     how = ("the idle build's server is parked (SIGSTOP) and continued: two fit"
            + ("; both builds' servers are fresh for every block" if design.per_block else "")
            if sim.park else "the idle build's server stops: one fits at a time")
-    head = [f"paired schedule: A = baseline, B = candidate; {how}",
+    head = [f"paired schedule: A = incumbent, B = candidate; {how}",
             f"  sequential trials: {design.describe()}; trial CV {target.trial_cv:.1%} "
             f"({target.trial_cv_source})" + (
                 f"; instance CV {design.instance_cv:.1%} ({target.instance_cv_source})"

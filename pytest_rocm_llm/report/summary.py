@@ -52,7 +52,7 @@ def markdown(verdicts: Sequence[Verdict], paired: Sequence[PairedVerdict],
         lines += ["", f"### {suite} [{target}] profile {profile}", "",
                   *_table(HEADER, [row(v) for v in vs])]
     if paired:
-        lines += ["", "### Paired run: baseline build vs candidate", "",
-                  *_table(("check", "baseline", "candidate", "delta [CI]", "verdict"),
+        lines += ["", "### Paired run: incumbent vs candidate", "",
+                  *_table(("check", "incumbent", "candidate", "delta [CI]", "verdict"),
                           paired_rows(paired))]
     return "\n".join(lines) + "\n"

@@ -79,14 +79,14 @@ def write_paired(tr: Any, collector: RunCollector, settings: Settings) -> None:
 
     if not collector.paired and not collector.builds:
         return
-    tr.section("rocm-llm paired run: baseline build vs candidate")
+    tr.section("rocm-llm paired run: incumbent vs candidate")
     if settings.candidate is not None:
         from pytest_rocm_llm.verdicts.sequential import settings_design
 
         tr.write_line(f"candidate: {settings.candidate.describe().split(': ', 1)[1]}; "
                       f"sequential trials: {settings_design(settings).describe()}")
     if collector.paired:
-        for line in format_paired_table(collector.paired, "baseline", "candidate").splitlines():
+        for line in format_paired_table(collector.paired, "incumbent", "candidate").splitlines():
             tr.write_line(line)
         failing = paired_failures(collector.paired, settings.inconclusive)  # type: ignore[arg-type]
         if failing:

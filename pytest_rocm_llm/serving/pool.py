@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from pytest_rocm_llm.config.builds import BASELINE, Build
+from pytest_rocm_llm.config.builds import INCUMBENT, Build
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite_model import ModelSpec, Suite
 from pytest_rocm_llm.config.targets import HardwareMismatch, Target, check_hardware
@@ -92,7 +92,7 @@ class ServerPool:
     # -- resolution -------------------------------------------------------------------------
 
     def _build(self, build: Build | None) -> Build:
-        return build if build is not None else self.settings.baseline
+        return build if build is not None else self.settings.incumbent
 
     def engine_prefix(self, suite: Suite, engine: str,
                       build: Build | None = None) -> tuple[str, ...]:
@@ -192,7 +192,7 @@ class ServerPool:
             self._hw_checked = True
             try:
                 check_hardware(self.target, container.exec_part(
-                    self.settings, self.target, self.settings.baseline))
+                    self.settings, self.target, self.settings.incumbent))
             except HardwareMismatch as exc:
                 self._hw_error = exc
         if self._hw_error is not None:
@@ -205,7 +205,7 @@ class ServerPool:
         argvs = launch.check_argvs(suite, self.target, self.settings, engine_name,
                                    model_path, build)
         first = next(iter(argvs))
-        who = "" if build.name == BASELINE else f" ({build.name} build)"
+        who = "" if build.name == INCUMBENT else f" ({build.name} build)"
         self.progress(f"[rocm-llm] {suite.name}: checking {len(argvs)} profile(s) with "
                       f"{engine_name}'s own argument parser{who}")
         with self.phases.measure("flag-check", f"{suite.name}/{engine_name}{who}"):
@@ -305,7 +305,7 @@ class ServerPool:
         server = LLMServer(suite.name, profile, url, engine.name,
                            str(info.get("served_model_name") or suite.model.served_name),
                            model_path, (), {}, str(info.get("version", "unknown")))
-        self._servers[(suite.name, profile, BASELINE)] = server
+        self._servers[(suite.name, profile, INCUMBENT)] = server
         if self.on_ready is not None:
             self.on_ready(server)
         return server
@@ -326,7 +326,7 @@ class ServerPool:
             self._stop(key)
 
     def _make_room(self, suite: str, profile: str, build: Build) -> None:
-        incoming = f"{suite}/{profile}" + ("" if build.name == BASELINE else f"@{build.name}")
+        incoming = f"{suite}/{profile}" + ("" if build.name == INCUMBENT else f"@{build.name}")
         self._one_build(build, incoming)
         launched = [k for k, srv in self._servers.items() if srv.process is not None]
         while len(launched) >= self.target.max_servers:
@@ -346,7 +346,7 @@ class ServerPool:
         self._ports.append(port)
         argv = self.launch_argv(suite, profile, state.prefix, state.model_path, port, build)
         env = self.server_env(suite, profile, build)
-        tail = "" if build.name == BASELINE else f"@{build.name}"
+        tail = "" if build.name == INCUMBENT else f"@{build.name}"
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{suite.name}-{profile}{tail}")
         spec = LaunchSpec(
             name=f"{suite.name}/{profile}{tail}", argv=tuple(argv), env=env,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_rocm_llm.config.builds import BASELINE
+from pytest_rocm_llm.config.builds import INCUMBENT
 from pytest_rocm_llm.serving.process import ServerProcess
 
 
@@ -25,12 +25,12 @@ class LLMServer:
     engine_version: str
     process: ServerProcess | None = None  # None when attached to --llm-endpoint
     log_path: Path | None = None
-    build: str = BASELINE
+    build: str = INCUMBENT
 
     @property
     def name(self) -> str:
-        """suite/profile, with the build named when it is not the baseline."""
-        tail = "" if self.build == BASELINE else f"@{self.build}"
+        """suite/profile, with the build named when it is not the incumbent."""
+        tail = "" if self.build == INCUMBENT else f"@{self.build}"
         return f"{self.suite}/{self.profile}{tail}"
 
     def check_alive(self) -> None:

@@ -1,4 +1,4 @@
-"""Paired verdicts: the old build (A, the baseline) and the new build (B, the candidate)
+"""Paired verdicts: the old build (A, the incumbent) and the new build (B, the candidate)
 measured in one run on one node, judged against each other (issue 14).
 
 A stored baseline from another day cannot be tight: sglang's own AMD stored-baseline gate
@@ -25,7 +25,7 @@ average away. Where both builds' servers are fresh for each A-B-B-A block (``per
 the CPU reference, where two fit), the block is the unit: the interval is the t interval of
 the blocks' mean log ratios (blocks - 1 degrees of freedom), so the servers' spread is
 measured in the run itself, not assumed.
-``baseline`` and ``candidate`` are the plain means of the trials, shown for reading; the
+``incumbent`` and ``candidate`` are the plain means of the trials, shown for reading; the
 verdict uses the paired ratios only.
 
 Accuracy. The same items answered by both builds: the exact McNemar test on the discordant
@@ -120,7 +120,7 @@ class PairedVerdict:
     metric: str
     unit: str
     direction: Direction
-    baseline: float  # central values: mean over trials, or accuracy
+    incumbent: float  # central values: mean over trials, or accuracy
     candidate: float
     delta: float  # candidate vs baseline, signed as measured (relative, or absolute)
     ci_low: float  # interval of delta at 1 - alpha; NaN when none exists
@@ -195,7 +195,7 @@ def _zero_verdict(pairs: Sequence[tuple[float, float]], sign: float, metric: str
         return None
     worse, better = (b_zero, a_zero) if sign > 0 else (a_zero, b_zero)
     said = (f"{metric} was 0 on one build only: the candidate's in {b_zero} and the "
-            f"baseline's in {a_zero} of {len(pairs)} paired trials")
+            f"incumbent's in {a_zero} of {len(pairs)} paired trials")
     if worse and not better:
         return PairedStatus.REGRESSED, said
     if better and not worse:
@@ -350,7 +350,7 @@ def paired_accuracy(check: str, metric: str, a_correct: Sequence[bool],
               f"[{lo * 100:+.1f}, {hi * 100:+.1f}] at {level(alpha)} over {n} items; "
               f"{b01} items only the candidate got right, {b10} only the baseline "
               f"(McNemar p = {p:.3g})")
-    return replace(common, baseline=acc_a, candidate=acc_b, delta=delta, ci_low=lo,
+    return replace(common, incumbent=acc_a, candidate=acc_b, delta=delta, ci_low=lo,
                    ci_high=hi, status=status, detail=detail, p_value=p)
 
 

@@ -1,7 +1,7 @@
 """Whether an evaluation's items can decide its paired margin (issue 22 item 3). No pytest.
 
 A paired accuracy verdict "passes" when Newcombe's interval of the candidate's minus the
-baseline's accuracy lies above -margin (verdicts/paired.py). Its width has a floor set by the
+incumbent's accuracy lies above -margin (verdicts/paired.py). Its width has a floor set by the
 item count alone: with bit-identical answers on GPQA-Diamond's 198 items the 98% interval is
 still +-2.4 points, so a 2-point margin can never pass, whatever the builds do. A check whose
 items cannot decide its margin is reported with that reason and does not fail the run; it

@@ -1,4 +1,4 @@
-"""A workload's paired trials: the baseline build (A) and the candidate (B) alternating in
+"""A workload's paired trials: the incumbent (A) and the candidate (B) alternating in
 whole A-B-B-A blocks, trial i of each build on the same prompts, block after block until the
 workload's paired checks have decided or the budget is spent (verdicts/sequential.py). No
 pytest in here.
@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE
+from pytest_rocm_llm.config.builds import CANDIDATE, INCUMBENT
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.once import RunOnce
 from pytest_rocm_llm.performance.workloads import WorkloadResult
@@ -31,7 +31,7 @@ from pytest_rocm_llm.verdicts.sequential import (
 
 log = logging.getLogger(__name__)
 TRIAL_SEED_STEP = 7919  # run_workload's step between trials' seeds: the same prompts per trial
-BUILD_OF = {"A": BASELINE, "B": CANDIDATE}
+BUILD_OF = {"A": INCUMBENT, "B": CANDIDATE}
 
 
 def oriented_order(trials: int, first: str | None) -> list[str]:
@@ -49,14 +49,14 @@ class PairedTrials:
 
     workload: Workload
     order: tuple[str, ...]
-    baseline: tuple[WorkloadResult, ...]
+    incumbent: tuple[WorkloadResult, ...]
     candidate: tuple[WorkloadResult, ...]
     # each paired check's verdict from the sequential gate (None: a trial lacked its metric)
     verdicts: Mapping[str, PairedVerdict | None] = field(default_factory=dict)
 
     def values(self, metric: str) -> tuple[list[float], list[float]] | None:
         """Both builds' per-trial values of ``metric``; None when a trial lacks it."""
-        a = [r.metrics.get(metric) for r in self.baseline]
+        a = [r.metrics.get(metric) for r in self.incumbent]
         b = [r.metrics.get(metric) for r in self.candidate]
         if any(v is None for v in a + b):
             return None
@@ -65,7 +65,7 @@ class PairedTrials:
     def merged(self, build: str) -> WorkloadResult:
         """One build's trials as one result (metrics averaged over trials, ``trials`` kept),
         what the stored baseline and floors judge."""
-        results = self.baseline if build == BASELINE else self.candidate
+        results = self.incumbent if build == INCUMBENT else self.candidate
         trials = [dict(r.metrics) for r in results]
         metrics: dict[str, float | None] = {}
         for key in trials[0]:
@@ -135,10 +135,10 @@ class PairedRuns:
             gate = SequentialGate(self.design, checks)
 
             def look(t: PairedTrials) -> bool:
-                done = gate.look(len(t.baseline), t.order, t.values)
+                done = gate.look(len(t.incumbent), t.order, t.values)
                 undecided = [c.name for c in checks if c.name not in gate.decided]
                 if undecided and not done:
-                    report(log, f"{w.name}: after {len(t.baseline)} trials per build still "
+                    report(log, f"{w.name}: after {len(t.incumbent)} trials per build still "
                                 f"undecided: {', '.join(undecided)}; one more block",
                            self.progress)
                 return done

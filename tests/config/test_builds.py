@@ -27,7 +27,7 @@ def pytest_collection_finish(session):
         "--llm-candidate-env", "A=b c", "--llm-candidate-flags", "--dtype float32",
         "--llm-pair-trials", "3", "--llm-inconclusive", "pass")
     line = next(ln for ln in result.stdout.lines if ln.startswith("BUILDS"))
-    assert line.startswith("BUILDS ['baseline', 'candidate'] Build(name='candidate', "
+    assert line.startswith("BUILDS ['incumbent', 'candidate'] Build(name='candidate', "
                            f"engine_prefix=('{sys.executable}',)")
     assert "{'OMP_NUM_THREADS': '1', 'A': 'b c'}" in line
     assert line.endswith("flags=('--dtype', 'float32'), image=None) 3 pass")
@@ -38,7 +38,7 @@ def test_without_candidate_options_a_run_has_one_build(pytester: pytest.Pytester
 
     s = from_raw({o.flag: o.default for o in OPTIONS}, pytester.path)
     assert s.candidate is None
-    assert s.builds == (Build("baseline", None),)
+    assert s.builds == (Build("incumbent", None),)
     assert (s.pair_trials, s.pair_budget, s.inconclusive) == (4, None, "fail")
     with pytest.raises(AttributeError):
         s.builds[0].name = "x"  # type: ignore[misc]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm_llm.config.builds import BASELINE, Build
+from pytest_rocm_llm.config.builds import INCUMBENT, Build
 from pytest_rocm_llm.config.targets import TARGETS, HardwareMismatch, check_hardware
 from tests.conftest import SMOKE_MODEL
 
@@ -105,7 +105,7 @@ def test_the_check_runs_the_tools_through_the_exec_part_not_the_interpreter(
         tmp_path: Path) -> None:
     # The stand-in rocminfo is reachable only through the prefix's exec part, as a GPU
     # node's tools are only inside the engine's container.
-    build = Build(BASELINE, _engine_cmd(fake_rocminfo(tmp_path / "bin", "gfx950", "MI355X")))
+    build = Build(INCUMBENT, _engine_cmd(fake_rocminfo(tmp_path / "bin", "gfx950", "MI355X")))
     assert build.exec_part == build.engine_prefix[:-1]
     check_hardware(TARGETS["mi355x"], build.exec_part)
 

@@ -77,7 +77,7 @@ def test_long_context_is_paired_on_the_items_of_its_weakest_length() -> None:
     check = SimpleNamespace(name="long_context_accuracy", metric="accuracy_min")
     verdict, _ = paired_eval(check, a, b)  # type: ignore[arg-type]
     assert verdict is not None and verdict.n == 3  # the 1024-token items only
-    assert verdict.baseline == 2 / 3 and verdict.candidate == 1 / 3
+    assert verdict.incumbent == 2 / 3 and verdict.candidate == 1 / 3
 
 
 def test_a_check_without_a_paired_verdict_gets_a_row_saying_why() -> None:
@@ -85,10 +85,10 @@ def test_a_check_without_a_paired_verdict_gets_a_row_saying_why() -> None:
     from pytest_rocm_llm.verdicts.paired import unpaired
 
     row = unpaired("spec_speedup", "output_speed_tok_s", "x", "higher",
-                   "relative to decode: measured on the baseline build only")
+                   "relative to decode: measured on the incumbent only")
     assert paired_failures([row], "fail") == []
-    text = format_paired_table([row], "baseline", "candidate")
-    assert "NO PAIRED VERDICT" in text and "measured on the baseline build only" in text
+    text = format_paired_table([row], "incumbent", "candidate")
+    assert "NO PAIRED VERDICT" in text and "measured on the incumbent only" in text
 
 
 def test_a_workloads_trials_wait_only_for_the_checks_this_session_runs() -> None:

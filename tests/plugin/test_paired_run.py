@@ -1,5 +1,5 @@
 """A paired run on the CPU reference, for real (engine-marked): real sglang servers of the
-baseline build and a candidate that differs for real, trials in balanced order.
+incumbent build and a candidate that differs for real, trials in balanced order.
 
 One run, one candidate with two differences (each paired run costs two server starts, issue
 20): every forward pass takes three times as long (tests/stand_ins/slow_forward, factor 2:

@@ -1,4 +1,4 @@
-"""The paired run's table (issue 14 item 5): check | baseline build | candidate | delta [CI] |
+"""The paired run's table (issue 14 item 5): check | incumbent | candidate | delta [CI] |
 verdict, and what the verdicts do to the exit status (regressed fails; inconclusive fails
 unless the user says otherwise)."""
 

@@ -109,7 +109,7 @@ def test_a_paired_plan_shows_the_candidate_and_its_schedule(pytester: pytest.Pyt
     result.stdout.fnmatch_lines([
         "candidate build: engine `*true`",
         "  profile reference: flags: not checked: could not run sglang's argument parser*",
-        "paired schedule: A = baseline, B = candidate; the idle build's server stops*",
+        "paired schedule: A = incumbent, B = candidate; the idle build's server stops*",
         "*server starts: * restart(s)), continues: 0, for the minimum trials; about *",
         "*estimated time:*",
         "*[[]13] candidate build: glm52: flags not checked*"])

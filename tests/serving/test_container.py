@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rocm_llm.config.builds import BASELINE, Build
+from pytest_rocm_llm.config.builds import INCUMBENT, Build
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.serving import container, guardian
@@ -44,7 +44,7 @@ def settings(**kw: object) -> Settings:
 
 
 def test_the_run_prefix_gives_the_targets_options_and_env_names_only() -> None:
-    build = Build(BASELINE, image="img:1")
+    build = Build(INCUMBENT, image="img:1")
     s = settings(container_args=("--volume=/usr:/usr:ro",))
     cpu = container.run_prefix(s, TARGETS["cpu"], build, ["B", "A", "B"], ["/m", "/m/", "/c"])
     assert cpu == ("docker", "run", "--rm", "--init", "--network", "host", "-v", "/m:/m",
@@ -69,7 +69,7 @@ def spec(tmp_path: Path, argv: tuple[str, ...]) -> LaunchSpec:
 def start(tmp_path: Path, runtime: str) -> container.ContainerServer:
     argv = (runtime, "run", "--rm", "img", "python3", "-m", "sglang.launch_server")
     server = container.ContainerServer(spec(tmp_path, argv),
-                                       {"suite": "s", "profile": "p", "build": "baseline"})
+                                       {"suite": "s", "profile": "p", "build": "incumbent"})
     server.start()
     deadline = time.monotonic() + 10
     while server.container not in state():
@@ -88,7 +88,7 @@ def test_a_server_container_is_named_labelled_stopped_then_removed(
         labels = state()[server.container]
         assert labels == {"owner-pid": str(os.getpid()), "host": socket.gethostname(),
                           "run": container.RUN_ID, "suite": "s", "profile": "p",
-                          "build": "baseline"}
+                          "build": "incumbent"}
         assert not park(server)  # SIGSTOP would reach the runtime's client only
     finally:
         code = server.stop(grace_s=3)

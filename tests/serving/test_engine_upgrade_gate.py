@@ -53,7 +53,7 @@ def test_the_recipe_gates_an_unchanged_build_through_two_images(
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text[-6000:]
     # the plan ran first and checked the flags with both images' own parsers
-    plan, _, run = text.partition("paired run: baseline build vs candidate")
+    plan, _, run = text.partition("paired run: incumbent vs candidate")
     assert "plan: the run can go ahead" in plan, plan[-4000:]
     assert f"candidate build: image {candidate}" in plan, plan[-4000:]
     assert plan.count("flags: accepted by sglang 0.5.23's parser") == 2, plan[-4000:]
@@ -65,8 +65,8 @@ def test_the_recipe_gates_an_unchanged_build_through_two_images(
     assert "parked" not in text and "instance CV" not in row["detail"], row["detail"]
     # each build's values carry its own image
     versions = doc["builds"]["gate/reference"]["versions"]
-    ids = {b: versions[b]["image_id"] for b in ("baseline", "candidate")}
-    assert ids["baseline"] != ids["candidate"] and all(ids.values()), ids
+    ids = {b: versions[b]["image_id"] for b in ("incumbent", "candidate")}
+    assert ids["incumbent"] != ids["candidate"] and all(ids.values()), ids
     # and so does each row a build measured: a tag can move, the id on the row cannot
     measured = [v for v in doc["verdicts"] if v["build"]]
     assert measured and all(v["image_id"] == ids[v["build"]] for v in measured), measured

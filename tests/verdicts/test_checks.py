@@ -202,4 +202,4 @@ def test_each_row_names_the_build_and_image_that_measured_it(tmp_path: Path) -> 
     assert (row["image_id"], row["image_digests"]) == ("sha256:9f", "sglang@sha256:ab")
     plain = judge_workload(FLOOR, result(good()), suite, TARGETS["cpu"], SERVER,
                            BaselineCache(tmp_path), "check", {"kind": "measured"}, "id", {})
-    assert (plain.decision.verdict.build, plain.decision.verdict.image) == ("baseline", "")
+    assert (plain.decision.verdict.build, plain.decision.verdict.image) == ("incumbent", "")

@@ -1,4 +1,4 @@
-"""Paired verdicts (issue 14): the old build A and the new build B measured in one run.
+"""Paired verdicts (issue 14): the incumbent (build A) and the candidate (build B), one run.
 
 The three-way rule, the A-B-B-A pairing (drift cancels), McNemar plus Newcombe's paired
 interval for accuracy (checked against the paper's own worked examples), and greedy outputs
@@ -169,7 +169,7 @@ def test_bad_input_is_rejected(a: list[float], b: list[float], order: list[str] 
 def test_to_json_carries_every_field() -> None:
     a, b = _abba_with_drift(0.0, 4, drift=0.0, cv=0.01)
     j = paired_performance("decode_speed", "output_tok_s", "tok/s", "higher", a, b).to_json()
-    for key in ("check", "metric", "unit", "direction", "baseline", "candidate", "delta",
+    for key in ("check", "metric", "unit", "direction", "incumbent", "candidate", "delta",
                 "ci_low", "ci_high", "status", "n", "method", "detail"):
         assert key in j
     json.dumps(j)

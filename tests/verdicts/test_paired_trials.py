@@ -20,7 +20,7 @@ def workload() -> Workload:
 
 def test_the_order_starts_with_the_build_already_up() -> None:
     assert oriented_order(2, None) == ["A", "B", "B", "A"]
-    assert oriented_order(2, "baseline") == ["A", "B", "B", "A"]
+    assert oriented_order(2, "incumbent") == ["A", "B", "B", "A"]
     assert oriented_order(3, "candidate") == ["B", "A", "A", "B", "B", "A"]
 
 
@@ -29,12 +29,12 @@ def test_trial_i_of_both_builds_answers_the_same_prompts() -> None:
 
     def run_once(build: str, w: Workload) -> WorkloadResult:
         calls.append((build, w.seed))
-        speed = 10.0 if build == "baseline" else 9.0
+        speed = 10.0 if build == "incumbent" else 9.0
         return WorkloadResult(w, [], {"output_speed_tok_s": speed + len(calls) / 100}, [],
                               [], [])
 
     trials = run_paired(workload(), SequentialDesign(2, 2), run_once, running="candidate")
-    assert calls == [("candidate", 11), ("baseline", 11), ("baseline", 7930),
+    assert calls == [("candidate", 11), ("incumbent", 11), ("incumbent", 7930),
                      ("candidate", 7930)]
     assert trials.order == ("B", "A", "A", "B")
     a, b = trials.values("output_speed_tok_s")  # type: ignore[misc]
@@ -78,7 +78,7 @@ def speeds(b_factor: float, noise: list[float]):
 
     def run_once(build: str, w: Workload) -> WorkloadResult:
         calls.append(build)
-        value = (100.0 if build == "baseline" else 100.0 * b_factor)
+        value = (100.0 if build == "incumbent" else 100.0 * b_factor)
         value *= noise[len(calls) % len(noise)]
         return WorkloadResult(w, [], {"output_speed_tok_s": value}, [], [], [])
 
@@ -93,7 +93,7 @@ def test_blocks_run_until_the_checks_decide_and_stop_there() -> None:
     trials = runs.get("s", workload(), run_once, checks=[SPEED])
     verdict = trials.verdicts["decode_speed"]
     assert verdict is not None and verdict.status == "pass", verdict
-    n = len(trials.baseline)
+    n = len(trials.incumbent)
     assert 2 < n < 20 and n % 2 == 0 and len(calls) == 2 * n  # whole blocks, stopped early
     assert "decided at look" in verdict.detail and verdict.n == n
     assert "".join(trials.order) == "ABBA" * (n // 2)
@@ -105,7 +105,7 @@ def test_an_undecided_check_runs_to_the_budget_and_says_what_would_decide() -> N
     trials = PairedRuns(SequentialDesign(4, 6)).get("s", workload(), run_once, "candidate",
                                                     checks=[SPEED])
     verdict = trials.verdicts["decode_speed"]
-    assert len(trials.baseline) == 6 and trials.order[0] == "B"
+    assert len(trials.incumbent) == 6 and trials.order[0] == "B"
     assert verdict is not None and verdict.status == "inconclusive"
     assert "undecided at the budget" in verdict.detail and verdict.n == 6
 
@@ -113,4 +113,4 @@ def test_an_undecided_check_runs_to_the_budget_and_says_what_would_decide() -> N
 def test_without_checks_the_minimum_runs_in_whole_blocks() -> None:
     calls, run_once = speeds(1.0, [1.0])
     trials = run_paired(workload(), SequentialDesign.of(3, 8), run_once)
-    assert len(trials.baseline) == 4 and len(calls) == 8  # 3 rounded up to 2 blocks
+    assert len(trials.incumbent) == 4 and len(calls) == 8  # 3 rounded up to 2 blocks

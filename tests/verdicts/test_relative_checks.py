@@ -254,15 +254,15 @@ def test_glm52_compares_speculation_with_the_same_single_stream_without_it() -> 
 
 
 def test_a_builds_own_image_is_its_provenance(tmp_path: Path, runtime: str) -> None:
-    """--llm-candidate-image: the candidate's values name its image, not the baseline's, and
+    """--llm-candidate-image: the candidate's values name its image, not the incumbent's, and
     the image's id and digests as the runtime reports them (a tag can move)."""
-    from pytest_rocm_llm.config.builds import BASELINE, CANDIDATE, Build
+    from pytest_rocm_llm.config.builds import CANDIDATE, INCUMBENT, Build
     from pytest_rocm_llm.plugin.check_context import CheckContext
     from pytest_rocm_llm.plugin.judging import provenance_of
     from pytest_rocm_llm.report.collector import RunCollector
 
     settings = SimpleNamespace(container_image="given:1", container_runtime=runtime,
-                               builds=(Build(BASELINE), Build(CANDIDATE, image="new:2")))
+                               builds=(Build(INCUMBENT), Build(CANDIDATE, image="new:2")))
     ctx = CheckContext(settings, parse(), TARGETS["cpu"],  # type: ignore[arg-type]
                        RunCollector(), BaselineCache(tmp_path), str, (OSError,))
 
@@ -275,6 +275,6 @@ def test_a_builds_own_image_is_its_provenance(tmp_path: Path, runtime: str) -> N
     assert candidate["container_image_id"] == "sha256:1d"
     assert candidate["container_image_digests"] == "new@sha256:d1"
     # The baseline ran natively beside a named image: no runtime id to claim for it.
-    baseline = provenance_of(ctx, server(BASELINE))
+    baseline = provenance_of(ctx, server(INCUMBENT))
     assert baseline["container_image"] == "given:1"
     assert "container_image_id" not in baseline
