@@ -16,6 +16,14 @@ SCRIPT = ROOT / "ci" / "upgrade-gate.sh"
 
 
 def run(tmp_path: Path, plan_exit: int, **extra: str) -> tuple[int, list[list[str]]]:
+    code, calls, _ = run_full(tmp_path, plan_exit, **extra)
+    return code, calls
+
+
+def run_full(tmp_path: Path, plan_exit: int,
+             **extra: str) -> tuple[int, list[list[str]], str]:
+    """The recipe's exit status, its pytest calls and its stderr; ``extra`` names the
+    images (INCUMBENT_IMAGE=img:old by default; an empty value removes a variable)."""
     record = tmp_path / "calls"
     fake = tmp_path / "pytest"
     fake.write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> {record}; echo >> {record}\n'
@@ -23,12 +31,15 @@ def run(tmp_path: Path, plan_exit: int, **extra: str) -> tuple[int, list[list[st
     fake.chmod(0o755)
     # this test may itself run on GitHub Actions, whose own step summary must not leak in
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
-    env.update({"BASELINE_IMAGE": "img:old", "CANDIDATE_IMAGE": "img:new",
+    env = {k: v for k, v in env.items() if k not in ("INCUMBENT_IMAGE", "BASELINE_IMAGE")}
+    env.update({"INCUMBENT_IMAGE": "img:old", "CANDIDATE_IMAGE": "img:new",
                 "PYTEST": str(fake), "OUT": str(tmp_path), "TARGET": "cpu", **extra})
+    env = {k: v for k, v in env.items() if v}
     proc = subprocess.run([str(SCRIPT), "--llm-container-arg=--volume=/m:/m"], env=env,
                           capture_output=True, timeout=30)
-    calls = [line.rstrip("|").split("|") for line in record.read_text().splitlines()]
-    return proc.returncode, calls
+    lines = record.read_text().splitlines() if record.exists() else []
+    calls = [line.rstrip("|").split("|") for line in lines]
+    return proc.returncode, calls, proc.stderr.decode()
 
 
 def test_the_plan_runs_first_then_the_paired_run_with_both_images(tmp_path: Path) -> None:
@@ -54,3 +65,16 @@ def test_on_github_the_summary_goes_to_the_job_page(tmp_path: Path) -> None:
 def test_a_failing_plan_stops_the_recipe(tmp_path: Path) -> None:
     code, calls = run(tmp_path, 12)
     assert code == 12 and len(calls) == 1
+
+
+def test_the_old_name_of_the_incumbent_image_is_still_read_and_named(tmp_path: Path) -> None:
+    code, calls, err = run_full(tmp_path, 0, INCUMBENT_IMAGE="", BASELINE_IMAGE="img:old")
+    assert code == 0 and len(calls) == 2
+    assert all("--llm-engine-image img:old" in " ".join(call) for call in calls)
+    assert "BASELINE_IMAGE is the old name of INCUMBENT_IMAGE" in err
+
+
+def test_without_the_incumbent_image_nothing_runs(tmp_path: Path) -> None:
+    code, calls, err = run_full(tmp_path, 0, INCUMBENT_IMAGE="")
+    assert code != 0 and calls == []
+    assert "set INCUMBENT_IMAGE to the build in use" in err

@@ -35,7 +35,7 @@ def test_the_recipe_gates_an_unchanged_build_through_two_images(
         tmp_path: Path, engine_env: dict, reference_model_dir: Path) -> None:
     if not docker_answers():
         pytest.skip("no docker daemon reachable")
-    baseline = ensure_image("pytest-rocm-llm/cpu-ref:gate-baseline")
+    incumbent = ensure_image("pytest-rocm-llm/cpu-ref:gate-incumbent")
     candidate = ensure_image("pytest-rocm-llm/cpu-ref:gate-candidate")
     suite = tmp_path / "suites" / "gate"
     suite.mkdir(parents=True)
@@ -43,7 +43,7 @@ def test_the_recipe_gates_an_unchanged_build_through_two_images(
     (suite / "test_gate.py").write_text(TESTS)
     out = tmp_path / "out"
     before = docker_ps()
-    env = {**os.environ, "BASELINE_IMAGE": baseline, "CANDIDATE_IMAGE": candidate,
+    env = {**os.environ, "INCUMBENT_IMAGE": incumbent, "CANDIDATE_IMAGE": candidate,
            "TARGET": "cpu", "SUITE": "suites/gate", "OUT": str(out), "INCONCLUSIVE": "pass",
            "PYTEST": str(Path(sys.executable).parent / "pytest")}
     proc = subprocess.run(
