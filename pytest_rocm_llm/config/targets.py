@@ -106,9 +106,12 @@ class Target:
     # Output tokens per trial (requests x output_tokens) the figure was measured at, when
     # known: a shorter trial spreads more, which the plan says beside its estimate.
     trial_cv_tokens: int | None = None
-    # A server's own level, CV across servers of one build (used where servers are parked).
+    # A server's own level, CV across servers of one build. Above 0, a paired run gives both
+    # builds fresh servers for every block and makes the block its unit (verdicts/
+    # sequential.py, fresh_blocks); 0 on GPU targets is an assumption until a node measures it.
     instance_cv: float = 0.0
-    instance_cv_source: str = "not used: servers restart at every switch of build"
+    instance_cv_source: str = ("assumed 0 (not yet measured on a node): servers restart at "
+                               "every switch of build")
 
     # Before each start on a GPU node: the server's GPUs at or below this share of VRAM in
     # use, waited for up to vram_wait_s (InferenceX's GLM-5.2 MI355X scripts: 10%, 15 min).

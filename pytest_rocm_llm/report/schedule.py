@@ -102,7 +102,11 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
     # Every further block ends on the build it began with: two switches on a node where
     # one server fits (a restart each), two continues where the idle one is parked.
     switch = "continue" if sim.park else "restart"
-    each = ("2 restarts: fresh servers of both builds, and 2 continues" if design.per_block
+    # Fresh servers per block: both builds' start where the idle one is parked (then 2
+    # continues); where one fits, the block's last slot restarts the first build again.
+    per_block_starts = 2 if sim.park else 3
+    each = (f"{per_block_starts} restarts: fresh servers of both builds"
+            + (", and 2 continues" if sim.park else "") if design.per_block
             else f"2 {switch}s")
     more = (f"; then one block at a time while a paired check is undecided, up to "
             f"{2 * design.budget} trials (each block: {each})"
@@ -147,9 +151,10 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
         else:
             lines.append(f"  {profile}: workload {check.workload} (relative check): the "
                          "incumbent only")
+    fresh = "; both builds' servers are fresh for every block" if design.per_block else ""
     how = ("the idle build's server is parked (SIGSTOP) and continued: two fit"
-           + ("; both builds' servers are fresh for every block" if design.per_block else "")
-           if sim.park else "the idle build's server stops: one fits at a time")
+           if sim.park else "the idle build's server stops: a container's is not parked"
+           if in_containers else "the idle build's server stops: one fits at a time") + fresh
     head = [f"paired schedule: A = incumbent, B = candidate; {how}",
             f"  sequential trials: {design.describe()}; trial CV {target.trial_cv:.1%} "
             f"({target.trial_cv_source})" + (
@@ -157,11 +162,12 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
                 if design.per_block else ""),
             *lines,
             f"  server starts: {sim.starts} ({sim.restarts} restart(s)), "
-            f"continues: {sim.continues}, for the minimum trials; about {2 * further:.0f} "
+            f"continues: {sim.continues}, for the minimum trials; about "
+            f"{(per_block_starts if design.per_block else 2) * further:.0f} "
             f"more {'restart' if design.per_block else switch}s for the {further:.1f} further "
             "blocks expected"]
     # Further blocks restart both builds' servers where one fits: counted as starts.
-    restarting = 2 if design.per_block or not sim.park else 0
+    restarting = (per_block_starts if design.per_block else 0 if sim.park else 2)
     run = estimate(suite, target, settings, starts=sim.starts + round(restarting * further),
                    starts_bound=sim.starts + restarting * most, trials=same,
                    budget_trials=design.budget, builds=2)

@@ -85,5 +85,12 @@ def test_servers_in_containers_restart_even_where_two_fit() -> None:
     s = paired("cpu", trials=3)
     s = dataclasses.replace(s, candidate=dataclasses.replace(s.candidate, image="img:2"))
     lines = paired_schedule(load_suite(SMOKE), TARGETS["cpu"], s)
-    assert lines[0].endswith("the idle build's server stops: one fits at a time")
-    assert "A (continue)" not in "\n".join(lines)
+    assert lines[0].endswith("the idle build's server stops: a container's is not parked; "
+                             "both builds' servers are fresh for every block")
+    text = "\n".join(lines)
+    assert "A (continue)" not in text
+    # the CPU's servers have levels of their own: fresh ones for each block, 3 starts each
+    # (A, B, then A again: one server at a time), the block the verdict's unit
+    assert ("decode, 8 trials: A (start) - B (start) - B - A (restart) - A (restart) - "
+            "B (restart) - B - A (restart)") in text, text
+    assert "each block: 3 restarts: fresh servers of both builds)" in text, text
