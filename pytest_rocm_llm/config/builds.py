@@ -218,13 +218,13 @@ def parse_inconclusive(value: Any) -> str:
 
 
 def candidate_of(prefix: tuple[str, ...] | None, env: Mapping[str, str],
-                 flags: tuple[str, ...], baseline_prefix: tuple[str, ...] | None,
-                 image: str | None = None, baseline_image: str | None = None
+                 flags: tuple[str, ...], incumbent_prefix: tuple[str, ...] | None,
+                 image: str | None = None, incumbent_image: str | None = None
                  ) -> Build | None:
     """The candidate build, or None when no candidate option was given. Without an engine of
     its own (interpreter, command or image), it runs on the incumbent's install."""
     if prefix is None and image is None and not env and not flags:
         return None
     if prefix is None and image is None:
-        prefix, image = baseline_prefix, baseline_image
+        prefix, image = incumbent_prefix, incumbent_image
     return Build(CANDIDATE, prefix, env, flags, image)

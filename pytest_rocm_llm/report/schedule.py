@@ -24,7 +24,11 @@ from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.report.run_time import estimate
 from pytest_rocm_llm.verdicts.paired_trials import oriented_order
-from pytest_rocm_llm.verdicts.sequential import expected_trials, settings_design
+from pytest_rocm_llm.verdicts.sequential import (
+    expected_trials,
+    parks_servers,
+    settings_design,
+)
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.config.checks import Check
@@ -93,7 +97,7 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
     ordered = sorted(checks, key=lambda c: rank.get(suite.check_profile(c, target), 0))
     # A server in a container is not parked (SIGSTOP would reach the runtime's client only).
     in_containers = any(b.image is not None for b in settings.builds)
-    sim = _Sim(park=target.max_servers >= 2 and not in_containers)
+    sim = _Sim(park=parks_servers(settings))
     lines: list[str] = []
     seen: set[str] = set()
     design = settings_design(settings)

@@ -32,7 +32,7 @@ Accuracy. The same items answered by both builds: the exact McNemar test on the 
 items (``correctness.accuracy.stats.mcnemar``) and Newcombe's (1998) method 10 interval for
 the paired difference of proportions (Wilson score limits of each build combined with the
 correlation of the pairs; matches the paper's worked examples). delta is absolute here
-(candidate accuracy - baseline accuracy, ``delta_kind = "absolute"``); the margin and
+(candidate accuracy - incumbent accuracy, ``delta_kind = "absolute"``); the margin and
 tolerance are given in points.
 
 The three-way verdict (``classify``). Effect e = the change in the GOOD direction (positive
@@ -122,7 +122,7 @@ class PairedVerdict:
     direction: Direction
     incumbent: float  # central values: mean over trials, or accuracy
     candidate: float
-    delta: float  # candidate vs baseline, signed as measured (relative, or absolute)
+    delta: float  # candidate vs incumbent, signed as measured (relative, or absolute)
     ci_low: float  # interval of delta at 1 - alpha; NaN when none exists
     ci_high: float
     status: PairedStatus
@@ -348,7 +348,7 @@ def paired_accuracy(check: str, metric: str, a_correct: Sequence[bool],
                       significant=p < alpha)
     detail = (f"{check}: {metric} {acc_a:.2%} -> {acc_b:.2%}, {delta * 100:+.1f} points "
               f"[{lo * 100:+.1f}, {hi * 100:+.1f}] at {level(alpha)} over {n} items; "
-              f"{b01} items only the candidate got right, {b10} only the baseline "
+              f"{b01} items only the candidate got right, {b10} only the incumbent "
               f"(McNemar p = {p:.3g})")
     return replace(common, incumbent=acc_a, candidate=acc_b, delta=delta, ci_low=lo,
                    ci_high=hi, status=status, detail=detail, p_value=p)
