@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -34,6 +35,23 @@ id = "HuggingFaceTB/SmolLM2-135M-Instruct"
 served_name = "smollm2-135m-instruct"
 reference = "smollm2-135m-instruct"
 """
+
+
+def suite_head(name: str, profiles: dict[str, dict[str, object]], **suite: object) -> str:
+    """The start of a suite.toml on the smoke model: its [suite] table (``name``, then the
+    ``suite`` keys in the order given), the [model] table, and one [profiles.*] table per entry
+    of ``profiles`` with its engine flags inline (no flags: a bare table). What the caller
+    adds either starts with a blank line and its next table or goes on with the last
+    profile's table (its env)."""
+    # JSON's strings, numbers, booleans and arrays are written as TOML writes them.
+    keys = "".join(f"{key} = {json.dumps(v)}\n" for key, v in suite.items())
+    tables = ""
+    for profile, flags in profiles.items():
+        tables += f"[profiles.{profile}]\n"
+        if flags:
+            inline = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in flags.items())
+            tables += f"flags = {{ {inline} }}\n"
+    return f"\n[suite]\nname = {json.dumps(name)}\n{keys}{SMOKE_MODEL}\n{tables}"
 
 
 @pytest.fixture

@@ -16,16 +16,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REFERENCE_CACHE, SMOKE_MODEL
+from tests.conftest import REFERENCE_CACHE, suite_head
 
 KEY, TOKEN = "s3cr3t-XYZ-planted", "hf_PLANTEDtoken42"
 
-SUITE = f"""
-[suite]
-name = "report"
-{SMOKE_MODEL}
-[profiles.default]
-flags = {{ "api-key" = "{KEY}" }}
+# The planted variable goes in the default profile's table, after its flags.
+SUITE = suite_head("report", {"default": {"api-key": KEY}}) + f"""\
 env = {{ HF_TOKEN = "{TOKEN}" }}
 
 [workloads.decode]

@@ -44,34 +44,24 @@ DEPRECATED = ("DeprecationWarning: environment variable ROCM_LLM_DATA_DIR is dep
               "set PYTEST_ROCM_LLM_DATA_DIR instead")
 
 
-def test_new_name_is_read_without_a_warning(pytester: pytest.Pytester,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    data = pytester.mkdir("data")
-    monkeypatch.delenv("ROCM_LLM_DATA_DIR", raising=False)
-    monkeypatch.setenv("PYTEST_ROCM_LLM_DATA_DIR", str(data))
+@pytest.mark.parametrize("env, read, warns", [
+    ({"PYTEST_ROCM_LLM_DATA_DIR": "new"}, "new", False),
+    ({"ROCM_LLM_DATA_DIR": "old"}, "old", True),
+    ({"PYTEST_ROCM_LLM_DATA_DIR": "new", "ROCM_LLM_DATA_DIR": "old"}, "new", False),
+], ids=["new-name-read-without-a-warning", "old-name-still-works-and-warns-naming-the-new",
+        "new-name-wins-over-the-old"])
+def test_the_data_dir_variable(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                               env: dict[str, str], read: str, warns: bool) -> None:
+    """Each variable set to its own folder (``env``: variable -> folder name); the data dir
+    is the folder ``read``, with the deprecation warning (in the warnings summary) or none."""
+    for name in ("PYTEST_ROCM_LLM_DATA_DIR", "ROCM_LLM_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, folder in env.items():
+        monkeypatch.setenv(name, str(pytester.mkdir(folder)))
     value, out = run_showing_data_dir(pytester)
-    assert value == str(data.resolve())
-    assert "DeprecationWarning" not in out
-
-
-def test_old_name_still_works_and_warns_naming_the_new(pytester: pytest.Pytester,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    data = pytester.mkdir("data")
-    monkeypatch.delenv("PYTEST_ROCM_LLM_DATA_DIR", raising=False)
-    monkeypatch.setenv("ROCM_LLM_DATA_DIR", str(data))
-    value, out = run_showing_data_dir(pytester)
-    assert value == str(data.resolve())
-    assert DEPRECATED in out  # in the warnings summary
-
-
-def test_new_name_wins_over_the_old(pytester: pytest.Pytester,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    new, old = pytester.mkdir("new"), pytester.mkdir("old")
-    monkeypatch.setenv("PYTEST_ROCM_LLM_DATA_DIR", str(new))
-    monkeypatch.setenv("ROCM_LLM_DATA_DIR", str(old))
-    value, out = run_showing_data_dir(pytester)
-    assert value == str(new.resolve())
-    assert "DeprecationWarning" not in out
+    assert value == str((pytester.path / read).resolve())
+    assert (DEPRECATED in out) == warns
+    assert ("DeprecationWarning" in out) == warns
 
 
 SUITE = """

@@ -12,20 +12,13 @@ from hypothesis import strategies as st
 from pytest_rocm_llm.config.suite import load_suite, parse_suite
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.errors import ConfigError
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import SMOKE_MODEL, suite_head
 
-GOOD = f"""
-[suite]
-name = "demo"
-targets = ["cpu", "mi355x"]
-default_profile = "spec"
-{SMOKE_MODEL}
-[profiles.reference]
-flags = {{ "tp-size" = 8, "kv-cache-dtype" = "fp8_e4m3" }}
-
+GOOD = suite_head("demo", {"reference": {"tp-size": 8, "kv-cache-dtype": "fp8_e4m3"}},
+                  targets=["cpu", "mi355x"], default_profile="spec") + """
 [profiles.spec]
 description = "EAGLE 5/1/6"
-env = {{ SGLANG_USE_AITER = 1 }}
+env = { SGLANG_USE_AITER = 1 }
 
 [profiles.spec.flags]
 tp-size = 8
@@ -35,8 +28,8 @@ cuda-graph-bs = [1, 2, 4]
 enable-aiter-allreduce-fusion = true
 
 [targets.cpu.profiles.spec]
-flags = {{ "enable-aiter-allreduce-fusion" = false, "tp-size" = 1 }}
-env = {{ OMP_NUM_THREADS = "2" }}
+flags = { "enable-aiter-allreduce-fusion" = false, "tp-size" = 1 }
+env = { OMP_NUM_THREADS = "2" }
 """
 
 

@@ -14,17 +14,11 @@ import json
 
 import pytest
 
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
 pytestmark = pytest.mark.engine
 
-SUITE = f"""
-[suite]
-name = "correct"
-{SMOKE_MODEL}
-[profiles.default]
-flags = {{ "context-length" = 4096 }}
-"""
+SUITE = suite_head("correct", {"default": {"context-length": 4096}})
 
 TESTS = """
 import json, os

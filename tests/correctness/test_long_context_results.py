@@ -5,7 +5,6 @@ one, a degenerate one, a failed request and a prompt the server counted at anoth
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from pytest_rocm_llm.correctness.long_context import (
     build_items,
     run_long_context,
 )
+from tests.correctness.test_long_context_boundaries import run as run_answering
 from tests.toy_engine import JsonHandler, serving
 
 CONFIG = LongContextConfig("lc", "long_context", None, (512, 1024), ("passkey",), samples=2,
@@ -94,33 +94,9 @@ def test_the_steepest_drop_is_named(reference_model_dir: Path, accs: tuple[float
     config = LongContextConfig("lc", "long_context", None, (512, 768, 1024), ("passkey",),
                                samples=4, seed=2, max_tokens=16)
     tok = str(reference_model_dir / "tokenizer.json")
-    enc = _Encoder(tok)
-    items = {tuple(it.input_ids): it for it in build_items(config, tok)}
     right = {512: 4, 768: 2, 1024: 3}
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:  # noqa: N802
-            self.send_error(404)
-
-        def do_POST(self) -> None:  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            it = items[tuple(body["input_ids"])]
-            text = f" {it.answer}." if it.sample < right[it.length] else " 1."
-            out = enc(text)
-            data = json.dumps({"text": "", "output_ids": out, "meta_info": {
-                "prompt_tokens": it.length, "completion_tokens": len(out),
-                "finish_reason": {"type": "stop"}}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    with serving(Handler) as url:
-        r = run_long_context(config, Endpoint(url), tok, lambda m: None)
+    r = run_answering(tok, config,
+                      lambda it: f" {it.answer}." if it.sample < right[it.length] else " 1.")
     assert tuple(r.metrics[f"accuracy@{n}"] for n in (512, 768, 1024)) == accs
     assert r.metrics["accuracy_min"] == 0.5
     assert r.details[-1] == f"accuracy falls most {worst} at 768 tokens"
@@ -131,36 +107,12 @@ def test_the_suites_degeneration_thresholds_are_the_ones_applied(
     """The same looping answer is degenerate (so wrong) under the default thresholds and
     correct under thresholds a suite raised past it."""
     tok = str(reference_model_dir / "tokenizer.json")
-    enc = _Encoder(tok)
     lenient = Thresholds(compression_ratio=1e9, repeated_4gram=1.0, tail_repeats=1e9,
                          word_salad=1.0, char_entropy=1e9, mixed_script=1.0)
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:  # noqa: N802
-            self.send_error(404)
-
-        def do_POST(self) -> None:  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            it = items[tuple(body["input_ids"])]
-            out = enc(f" {it.answer}." + LOOP)
-            data = json.dumps({"text": "", "output_ids": out, "meta_info": {
-                "prompt_tokens": it.length, "completion_tokens": len(out),
-                "finish_reason": {"type": "length"}}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
     outcomes = []
     for thresholds in (Thresholds(), lenient):
         config = LongContextConfig("lc", "long_context", None, (512,), ("passkey",), samples=1,
                                    max_tokens=400, thresholds=thresholds)
-        items = {tuple(it.input_ids): it for it in build_items(config, tok)}
-        with serving(Handler) as url:
-            [rec] = run_long_context(config, Endpoint(url), tok, lambda m: None).records
+        [rec] = run_answering(tok, config, lambda it: f" {it.answer}." + LOOP).records
         outcomes.append((rec["correct"], bool(rec["degenerate"])))
     assert outcomes == [(False, True), (True, False)]

@@ -5,28 +5,16 @@ continuation after a tie, failed requests, and the metrics and records a run rep
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
 from pytest_rocm_llm.client.completions import GreedyGeneration
-from pytest_rocm_llm.correctness.parity import (
-    Comparison,
-    ParityConfig,
-    describe,
-    follow,
-    judge_parity,
-)
+from pytest_rocm_llm.correctness.parity import Comparison, describe, follow, judge_parity
 from pytest_rocm_llm.serving.speculation import SpecCounters
+from tests.correctness.test_parity_verdict_details import CONFIG, gen
 
-CONFIG = ParityConfig("spec", "parity", "eagle", "plain", max_tokens=4)
 PLAIN_TOP = {1: -0.1, 9: -3.0}
-
-
-def g(ids: Sequence[int], tops: Sequence[dict[int, float]] | None = None,
-      verify: int | None = None, error: str | None = None) -> GreedyGeneration:
-    tops = list(tops) if tops is not None else [{i: -0.1, 9: -3.0} for i in ids]
-    return GreedyGeneration(tuple(ids), tuple(t.get(i) for i, t in zip(ids, tops)),
-                            tuple(tops), "length", len(ids), verify, error)
 
 
 def no_continuation(ids: Sequence[int], n: int) -> GreedyGeneration:
@@ -38,8 +26,8 @@ def prompts(n: int) -> list[tuple[str, list[int]]]:
 
 
 def test_identical_speculating_outputs_agree_with_every_metric_reported() -> None:
-    refs = [g([1, 2, 3, 4]) for _ in range(3)]
-    specs = [g([1, 2, 3, 4], verify=2) for _ in range(3)]  # 4 tokens in 2 steps: 2.0
+    refs = [gen([1, 2, 3, 4]) for _ in range(3)]
+    specs = [gen([1, 2, 3, 4], verify=2) for _ in range(3)]  # 4 tokens in 2 steps: 2.0
     r = judge_parity(CONFIG, prompts(3), refs, specs, None, no_continuation)
     assert r.problems == () and r.details == ()
     assert r.metrics == {"prompts": 3.0, "match_ratio": 1.0, "near_tie_ratio": 0.0,
@@ -52,19 +40,19 @@ def test_identical_speculating_outputs_agree_with_every_metric_reported() -> Non
 
 
 def test_accept_length_exactly_one_is_no_speculation() -> None:
-    refs = [g([1, 2, 3, 4])]
-    r = judge_parity(CONFIG, prompts(1), refs, [g([1, 2, 3, 4], verify=4)], None,
+    refs = [gen([1, 2, 3, 4])]
+    r = judge_parity(CONFIG, prompts(1), refs, [gen([1, 2, 3, 4], verify=4)], None,
                      no_continuation)
     assert r.problems == ("the speculative server did not speculate: accept length 1.000 "
                           "tok/step over the parity requests (per-request spec_verify_ct)",)
     assert r.metrics["accept_length"] == 1.0
-    ok = judge_parity(CONFIG, prompts(1), refs, [g([1, 2, 3, 4], verify=3)], None,
+    ok = judge_parity(CONFIG, prompts(1), refs, [gen([1, 2, 3, 4], verify=3)], None,
                       no_continuation)
     assert ok.problems == () and ok.metrics["accept_length"] == pytest.approx(4 / 3)
 
 
 def test_without_per_request_figures_the_counter_delta_decides() -> None:
-    refs, specs = [g([1, 2, 3, 4])], [g([1, 2, 3, 4])]
+    refs, specs = [gen([1, 2, 3, 4])], [gen([1, 2, 3, 4])]
     fine = judge_parity(CONFIG, prompts(1), refs, specs, SpecCounters(12.0, 4.0),
                         no_continuation)
     assert fine.problems == () and fine.metrics["accept_length"] == 3.0
@@ -77,7 +65,7 @@ def test_without_per_request_figures_the_counter_delta_decides() -> None:
     assert none.problems == ("the speculative server did not speculate: accept length None",)
     assert "accept_length" not in none.metrics
     # per-request figures win over the server's counters
-    per = judge_parity(CONFIG, prompts(1), refs, [g([1, 2, 3, 4], verify=4)],
+    per = judge_parity(CONFIG, prompts(1), refs, [gen([1, 2, 3, 4], verify=4)],
                        SpecCounters(12.0, 4.0), no_continuation)
     assert per.metrics["accept_length"] == 1.0 and per.problems
 
@@ -85,8 +73,8 @@ def test_without_per_request_figures_the_counter_delta_decides() -> None:
 def near_tie_pair() -> tuple[GreedyGeneration, GreedyGeneration]:
     """Both sides see tokens 2 and 3 within 0.05 nats at position 1; the reference ends
     there, so nothing after the tie is left to judge."""
-    ref = g([1, 2], [PLAIN_TOP, {2: -0.50, 3: -0.55}])
-    spec = g([1, 3], [PLAIN_TOP, {3: -0.50, 2: -0.55}], verify=1)
+    ref = gen([1, 2], [PLAIN_TOP, {2: -0.50, 3: -0.55}])
+    spec = gen([1, 3], [PLAIN_TOP, {3: -0.50, 2: -0.55}], verify=1)
     return ref, spec
 
 
@@ -104,14 +92,14 @@ def test_near_ties_are_credited_on_at_most_half_the_prompts(n: int, credited: in
 
 
 def test_after_a_near_tie_the_speculative_server_continues_the_references_path() -> None:
-    ref = g([1, 2, 5, 6], [PLAIN_TOP, {2: -0.50, 3: -0.55}, {5: -0.1, 7: -4.0},
+    ref = gen([1, 2, 5, 6], [PLAIN_TOP, {2: -0.50, 3: -0.55}, {5: -0.1, 7: -4.0},
                            {6: -0.1, 8: -4.0}])
-    spec = g([1, 3, 4, 4], [PLAIN_TOP, {3: -0.50, 2: -0.55}, PLAIN_TOP, PLAIN_TOP])
+    spec = gen([1, 3, 4, 4], [PLAIN_TOP, {3: -0.50, 2: -0.55}, PLAIN_TOP, PLAIN_TOP])
     asked: list[tuple[list[int], int]] = []
 
     def regenerate(ids: Sequence[int], n: int) -> GreedyGeneration:
         asked.append((list(ids), n))
-        return g([5, 8], [{5: -0.1, 7: -4.0}, {8: -0.1, 6: -4.0}])
+        return gen([5, 8], [{5: -0.1, 7: -4.0}, {8: -0.1, 6: -4.0}])
 
     c, error = follow("p0", [100], ref, spec, CONFIG, regenerate)
     assert asked == [([100, 1, 2], 2)] and error is None
@@ -123,10 +111,10 @@ def test_failed_requests_are_problems_and_no_verdict() -> None:
     ref, spec = near_tie_pair()
 
     def failing(ids: Sequence[int], n: int) -> GreedyGeneration:
-        return g([], error="HTTP 503")
+        return gen([], error="HTTP 503")
 
-    long_ref = g([1, 2, 5], [PLAIN_TOP, {2: -0.50, 3: -0.55}, PLAIN_TOP])
-    r = judge_parity(CONFIG, prompts(2), [long_ref, ref], [spec, g([], error="boom")],
+    long_ref = gen([1, 2, 5], [PLAIN_TOP, {2: -0.50, 3: -0.55}, PLAIN_TOP])
+    r = judge_parity(CONFIG, prompts(2), [long_ref, ref], [spec, gen([], error="boom")],
                      None, failing)
     assert r.problems[0] == ("2 request(s) failed, e.g. p1 on the speculative server: boom")
     assert r.metrics["failed_requests"] == 2.0 and r.metrics["prompts"] == 0.0
@@ -134,10 +122,10 @@ def test_failed_requests_are_problems_and_no_verdict() -> None:
 
 
 def test_a_real_divergence_early_is_counted_and_described() -> None:
-    ref = g([1, 2, 3, 4])
-    spec = g([1, 9, 3, 4], [PLAIN_TOP, {9: -0.1, 2: -5.0}, PLAIN_TOP, PLAIN_TOP], verify=2)
-    late = g([1, 2, 3, 9], [PLAIN_TOP, PLAIN_TOP, PLAIN_TOP, {9: -0.1, 4: -5.0}], verify=2)
-    config = ParityConfig("spec", "parity", "eagle", "plain", max_tokens=4, first_k=2)
+    ref = gen([1, 2, 3, 4])
+    spec = gen([1, 9, 3, 4], [PLAIN_TOP, {9: -0.1, 2: -5.0}, PLAIN_TOP, PLAIN_TOP], verify=2)
+    late = gen([1, 2, 3, 9], [PLAIN_TOP, PLAIN_TOP, PLAIN_TOP, {9: -0.1, 4: -5.0}], verify=2)
+    config = replace(CONFIG, first_k=2)
     r = judge_parity(config, prompts(2), [ref, ref], [spec, late], None, no_continuation)
     assert r.metrics["real_divergences"] == 2.0
     assert r.metrics["real_divergences_first_k"] == 1.0
@@ -166,10 +154,10 @@ def test_the_continuation_is_judged_with_the_references_own_figures_at_each_posi
     ref = GreedyGeneration((1, 2, 5, 6), (-0.1, -0.5, -0.1, -0.2),
                            (PLAIN_TOP, {2: -0.50, 3: -0.55}, {5: -0.1, 7: -4.0}, {8: -0.3}),
                            "length", 4, None)
-    spec = g([1, 3, 4, 4], [PLAIN_TOP, {3: -0.50, 2: -0.55}, PLAIN_TOP, PLAIN_TOP])
+    spec = gen([1, 3, 4, 4], [PLAIN_TOP, {3: -0.50, 2: -0.55}, PLAIN_TOP, PLAIN_TOP])
 
     def regenerate(ids: Sequence[int], n: int) -> GreedyGeneration:
-        return g([5, 8], [{5: -0.1, 7: -4.0}, {8: -0.1, 6: -4.0}])
+        return gen([5, 8], [{5: -0.1, 7: -4.0}, {8: -0.1, 6: -4.0}])
 
     c, _ = follow("p0", [100], ref, spec, CONFIG, regenerate)
     assert (c.outcome, c.position, c.ref_token, c.spec_token) == ("divergence", 3, 6, 8)

@@ -42,9 +42,12 @@ TIE_REF = {2: -0.5, 3: -0.5625}  # the reference prefers 2 by 0.0625
 TIE_SPEC = {3: -0.5, 2: -0.5625}  # the speculative side prefers 3 by 0.0625
 
 
-def gen(ids: Sequence[int], tops: Sequence[dict[int, float]], finish: str = "length",
-        verify: int | None = None, error: str | None = None) -> GreedyGeneration:
-    """A generation whose chosen-token logprobs come from its top-k (-7.0 when absent)."""
+def gen(ids: Sequence[int], tops: Sequence[dict[int, float]] | None = None,
+        finish: str = "length", verify: int | None = None,
+        error: str | None = None) -> GreedyGeneration:
+    """A generation whose chosen-token logprobs come from its top-k (-7.0 when absent); with
+    no top-k given, each position's holds the chosen token at -0.1 and token 9 at -3.0."""
+    tops = list(tops) if tops is not None else [{i: -0.1, 9: -3.0} for i in ids]
     return GreedyGeneration(tuple(ids), tuple(t.get(i, -7.0) for i, t in zip(ids, tops)),
                             tuple(tops), finish, len(ids), verify, error)
 

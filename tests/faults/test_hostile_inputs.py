@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
-BASE = f"""
-[suite]
-name = "hostile"
-{SMOKE_MODEL}
-[profiles.default]
-flags = {{ "random-seed" = 1 }}
-
+BASE = suite_head("hostile", {"default": {"random-seed": 1}}) + """
 [workloads.rate]
 kind = "fixed_rate"
 input_tokens = 64

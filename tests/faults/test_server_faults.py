@@ -11,20 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
 pytestmark = pytest.mark.engine
 
-TWO_PROFILES = f"""
-[suite]
-name = "fault"
-default_profile = "a"
-{SMOKE_MODEL}
-[profiles.a]
-flags = {{ "random-seed" = 1 }}
-[profiles.b]
-flags = {{ "random-seed" = 2 }}
-
+TWO_PROFILES = suite_head("fault", {"a": {"random-seed": 1}, "b": {"random-seed": 2}},
+                          default_profile="a") + """
 [workloads.rate]
 kind = "fixed_rate"
 input_tokens = 64

@@ -10,18 +10,13 @@ import time
 
 import pytest
 
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 from tests.faults.background import start_pytest
 from tests.serving.test_engine_lifecycle import finish, read_until
 
 pytestmark = pytest.mark.engine
 
-SUITE = f"""
-[suite]
-name = "sig"
-{SMOKE_MODEL}
-[profiles.default]
-
+SUITE = suite_head("sig", {"default": {}}) + """
 [evals.long_context]
 kind = "long_context"
 lengths = [1024, 2048]

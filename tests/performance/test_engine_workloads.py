@@ -17,20 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 from tests.serving.test_engine_lifecycle import assert_groups_gone, launched
 
 # Measures speed (or a sending rate): nothing else may run beside it (tests/conftest.py).
 pytestmark = [pytest.mark.engine, pytest.mark.alone]
 
-SUITE = f"""
-[suite]
-name = "perf"
-{SMOKE_MODEL}
-[profiles.default]
-[profiles.nocache]
-flags = {{ "disable-radix-cache" = true }}
-
+SUITE = suite_head("perf", {"default": {}, "nocache": {"disable-radix-cache": True}}) + """
 [workloads.one]
 kind = "single_stream"
 input_tokens = 64

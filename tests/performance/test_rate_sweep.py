@@ -7,42 +7,24 @@ with the HTTP step replaced by constructed records."""
 from __future__ import annotations
 
 import asyncio
-import tomllib
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from pytest_rocm_llm.config.checks import Check
-from pytest_rocm_llm.config.suite import parse_suite
-from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.config.workload import Workload
 from pytest_rocm_llm.performance import workloads
 from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.workloads import WorkloadResult, run_rate_sweep, run_workload
-from pytest_rocm_llm.verdicts.baselines import BaselineCache
 from pytest_rocm_llm.verdicts.checks import FloorMissed, PreconditionNotMet, preconditions
-from pytest_rocm_llm.verdicts.judge import judge_workload
 from tests.performance.test_metrics import rec
-from tests.verdicts.test_checks import SERVER
-from tests.verdicts.test_checks import SUITE as DEMO
+from tests.verdicts.test_checks import judged  # the production judge, on its demo suite
 
 SWEEP = Workload(name="sat", kind="rate_sweep", profile=None, api="generate", input_tokens=100,
                  output_tokens=11, requests=10, rates=(2.0, 2.4, 2.8), ttft_slo_s=2.22,
                  cache_hit=0.6)
 SATURATION = Check(name="saturation_rate", workload="sat", metric="saturation_rate", min=2.4,
                    max=None, source="published 2026-07", baseline="none")
-
-
-def verdict(check: Check, result: WorkloadResult, tmp_path: Path) -> float | None:
-    """The production judge (as the llm_judge fixture runs it): raises the check's failure,
-    else returns the measured value."""
-    suite = parse_suite(Path("suite.toml"), tomllib.loads(DEMO))
-    out = judge_workload(check, result, suite, TARGETS["cpu"], SERVER, BaselineCache(tmp_path),
-                         "check", {"kind": "measured"}, "id", {})
-    if out.error is not None:
-        raise out.error
-    return out.decision.verdict.measured
 
 
 def step(rate: float, *, ttft: float = 0.5, sent_at: float | None = None, failed: int = 0,
@@ -77,7 +59,7 @@ def test_every_step_holding_saturates_at_the_last_rate(tmp_path) -> None:
     assert offered == [2.0, 2.4, 2.8]
     assert result.metrics["saturation_rate"] == 2.8 and preconditions(result) == []
     assert [s["status"] for s in result.steps] == ["held", "held", "held"]
-    assert verdict(SATURATION, result, tmp_path) == 2.8
+    assert judged(SATURATION, result, tmp_path) == 2.8
 
 
 def test_a_node_that_cannot_hold_the_first_step_is_a_regression_not_a_precondition(
@@ -89,7 +71,7 @@ def test_a_node_that_cannot_hold_the_first_step_is_a_regression_not_a_preconditi
     assert result.steps[0]["status"] == "broken"
     assert result.steps[0]["slo_breaches"] == ["TTFT max 5.00 s is over the SLO 2.22 s"]
     with pytest.raises(FloorMissed, match=r"saturation_rate = 0 req/s, floor >= 2.4 req/s"):
-        verdict(SATURATION, result, tmp_path)
+        judged(SATURATION, result, tmp_path)
 
 
 def test_failed_requests_at_a_step_break_its_slo(tmp_path) -> None:
@@ -102,7 +84,7 @@ def test_failed_requests_at_a_step_break_its_slo(tmp_path) -> None:
     # the sweep's metrics are those of the last step that held
     assert result.metrics["success_ratio"] == 1.0
     with pytest.raises(FloorMissed):
-        verdict(SATURATION, result, tmp_path)
+        judged(SATURATION, result, tmp_path)
 
 
 def test_a_step_the_client_could_not_send_is_a_precondition(tmp_path) -> None:
@@ -117,14 +99,14 @@ def test_a_step_the_client_could_not_send_is_a_precondition(tmp_path) -> None:
     assert problems[0].startswith("step 2.4 req/s: the client sent at 2.000 req/s, not within "
                                   "5% of the offered 2.4 req/s")
     with pytest.raises(PreconditionNotMet, match="step 2.4 req/s: the client sent at"):
-        verdict(SATURATION, result, tmp_path)
+        judged(SATURATION, result, tmp_path)
 
 
 def test_a_client_shortfall_at_the_first_step_is_not_a_regression(tmp_path) -> None:
     result, _ = sweep({2.0: step(2.0, ttft=5.0, sent_at=1.5)})
     assert result.steps[0]["status"] == "invalid"
     with pytest.raises(PreconditionNotMet, match="step 2 req/s: the client sent at 1.500"):
-        verdict(SATURATION, result, tmp_path)
+        judged(SATURATION, result, tmp_path)
 
 
 @pytest.mark.parametrize(("kw", "expected"), [

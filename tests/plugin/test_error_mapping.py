@@ -11,15 +11,9 @@ from pytest_rocm_llm.config.targets import HardwareMismatch
 from pytest_rocm_llm.serving.launch import ConfigProblem
 from pytest_rocm_llm.serving.pool import SuiteUnavailable
 from pytest_rocm_llm.verdicts.baselines import load
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
-OTHER_TARGET = f"""
-[suite]
-name = "elsewhere"
-targets = ["mi355x"]
-{SMOKE_MODEL}
-[profiles.default]
-"""
+OTHER_TARGET = suite_head("elsewhere", {"default": {}}, targets=["mi355x"])
 
 
 def test_categories() -> None:

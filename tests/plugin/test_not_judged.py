@@ -11,14 +11,9 @@ import pytest
 from pytest_rocm_llm.config.targets import TARGETS
 from pytest_rocm_llm.verdicts import verdict as verdicts
 from pytest_rocm_llm.verdicts.verdict import Verdict
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import SMOKE_MODEL, suite_head
 
-SUITE = f"""
-[suite]
-name = "nj"
-{SMOKE_MODEL}
-[profiles.default]
-
+SUITE = suite_head("nj", {"default": {}}) + """
 [evals.gsm8k]
 kind = "gsm8k"
 limit = 4
@@ -146,15 +141,7 @@ def test_gpu_run_stops_before_launch_on_a_check_that_cannot_be_judged(
     assert "cannot be judged" not in allowed.stderr.str()
 
 
-ATTACHED_GPU_SUITE = f"""
-[suite]
-name = "gpu"
-targets = ["mi355x"]
-{SMOKE_MODEL}
-[profiles.default]
-
-[profiles.other]
-
+ATTACHED_GPU_SUITE = suite_head("gpu", {"default": {}, "other": {}}, targets=["mi355x"]) + """
 [workloads.w]
 kind = "single_stream"
 input_tokens = 8

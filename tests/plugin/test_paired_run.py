@@ -23,23 +23,15 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.serving.reference.provision import STUBS
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
 SLOW_FORWARD = Path(__file__).resolve().parents[1] / "stand_ins" / "slow_forward"
 
 def decode_suite(name: str, between: str = "") -> str:
     """A suite of one 2-request, 16-token decode and its speed check on the CPU reference;
     ``between``: tables placed after the workload (the recipe test uses it bare)."""
-    return f"""
-[suite]
-name = "{name}"
-engine = "sglang"
-targets = ["cpu"]
-default_profile = "reference"
-{SMOKE_MODEL}
-[profiles.reference]
-flags = {{ "context-length" = 2048, "random-seed" = 1234 }}
-
+    return suite_head(name, {"reference": {"context-length": 2048, "random-seed": 1234}},
+                      engine="sglang", targets=["cpu"], default_profile="reference") + f"""
 [workloads.decode]
 kind = "single_stream"
 input_tokens = 64

@@ -10,16 +10,10 @@ import textwrap
 import pytest
 
 from pytest_rocm_llm.progress_log import LOGGER, log_to_stderr
+from tests.serving.test_server_process import OK_HANDLER
 
-STANDIN = "import http.server, sys\n" + textwrap.dedent(
-    """
-    class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200); self.end_headers()
-        def log_message(self, *a):
-            pass
-    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-    """)
+STANDIN = "import http.server, sys\n\n" + OK_HANDLER + (
+    'http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()\n')
 
 # A test that starts and stops a real (tiny) server through the production ServerProcess,
 # which logs its progress instead of calling a writer.

@@ -12,20 +12,13 @@ from pytest_rocm_llm.config.context_limits import flag_tokens, profile_limit
 from pytest_rocm_llm.config.suite import parse_suite
 from pytest_rocm_llm.correctness.context_fit import model_context
 from pytest_rocm_llm.errors import ConfigError
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
-SUITE = f"""
-[suite]
-name = "lc"
-targets = ["cpu", "mi355x"]
-default_profile = "reference"
-{SMOKE_MODEL}
-[profiles.reference]
-flags = {{ "context-length" = 8192 }}
-
+SUITE = suite_head("lc", {"reference": {"context-length": 8192}}, targets=["cpu", "mi355x"],
+                   default_profile="reference") + """
 [profiles.spec]
 engine = "vllm"
-flags = {{ "max-model-len" = 2048 }}
+flags = { "max-model-len" = 2048 }
 
 [evals.long]
 kind = "long_context"

@@ -21,21 +21,13 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.serving.guardian import group_members
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
 pytestmark = pytest.mark.engine
 
 LOADING = re.compile(r"\[rocm-llm\] (\S+): loading server at http://127\.0\.0\.1:(\d+) \(pid (\d+)")
 
-TWO_PROFILES = f"""
-[suite]
-name = "life"
-{SMOKE_MODEL}
-[profiles.a]
-flags = {{ "random-seed" = 1 }}
-[profiles.b]
-flags = {{ "random-seed" = 2 }}
-"""
+TWO_PROFILES = suite_head("life", {"a": {"random-seed": 1}, "b": {"random-seed": 2}})
 
 def launched(output: str) -> list[tuple[str, int, int]]:
     return [(m[1], int(m[2]), int(m[3])) for m in LOADING.finditer(output)]

@@ -20,7 +20,7 @@ import pytest
 from pytest_rocm_llm.serving.reference import installer, provision
 from pytest_rocm_llm.serving.reference.installer import pip_options, uv_sources
 from pytest_rocm_llm.serving.reference.provision import ProvisionError, engine_dir
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
 # `pip config list` on a machine like this project's: a constraint file in the global
 # config, local indexes and a wheel directory in the user's, PIP_* variables as :env:.
@@ -126,28 +126,39 @@ def test_a_failed_uv_step_raises_provision_error_with_the_log_tail_and_is_redone
     assert fake_uv.read_text().split()[:2] == ["venv", "--clear"]  # a retry starts clean
 
 
-def test_builds_that_are_both_needed_run_at_the_same_time(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Each build waits for the other to have started: one after the other, the first waits
-    # forever (the barrier's timeout breaks it and the build fails).
+def builds_that_wait_for_each_other(
+        monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[tuple[str, Path]]]:
+    """Both engines' builds replaced by one that waits for the other build to have started
+    and then makes its environment (built one after the other, the first waits until the
+    barrier's timeout breaks it and the build fails), the model conversion by a recorder.
+    Returns the engines built and the (model, python) of each conversion, as they come."""
     started = threading.Barrier(2, timeout=20)
+    built: list[str] = []
+    converted: list[tuple[str, Path]] = []
 
     def build(env_dir: Path, python: Path, log: Path, progress: object) -> str:
         started.wait()
         env_dir.mkdir()
+        built.append(env_dir.name.split("-")[0])
         return "built"
 
     monkeypatch.setattr(provision, "_build_sglang", build)
     monkeypatch.setattr(provision, "_build_vllm", build)
-    converted: list[Path] = []
     monkeypatch.setattr(provision, "ensure_model",
-                        lambda cache, name, python, progress: converted.append(python))
+                        lambda cache, name, python, progress: converted.append((name, python)))
+    return built, converted
+
+
+def test_builds_that_are_both_needed_run_at_the_same_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built, converted = builds_that_wait_for_each_other(monkeypatch)
     pythons = provision.ensure_engines(tmp_path, ["vllm", "sglang", "atom"],
                                        ["smollm2-135m-instruct"], lambda _: None)
-    assert set(pythons) == {"sglang", "vllm"}
+    assert set(pythons) == {"sglang", "vllm"} and sorted(built) == ["sglang", "vllm"]
     for engine in ("sglang", "vllm"):
         assert (engine_dir(tmp_path, engine) / ".complete").read_text() == "built"
-    assert converted == [pythons["sglang"]]  # once, with sglang's environment
+    # once, with sglang's environment
+    assert converted == [("smollm2-135m-instruct", pythons["sglang"])]
 
 
 def test_when_one_of_two_builds_fails_the_other_still_completes(
@@ -163,33 +174,12 @@ def test_when_one_of_two_builds_fails_the_other_still_completes(
     assert not (engine_dir(tmp_path, "sglang") / ".complete").exists()
 
 
-SUITE = f"""
-[suite]
-name = "both"
-{SMOKE_MODEL}
-[profiles.default]
-
-[profiles.spec]
-engine = "vllm"
-"""
+SUITE = suite_head("both", {"default": {}, "spec": {}}) + 'engine = "vllm"\n'  # spec's engine
 
 
 def test_a_cpu_run_that_needs_both_engines_builds_them_side_by_side_before_its_tests(
         pytester: pytest.Pytester, suite_dir, monkeypatch: pytest.MonkeyPatch) -> None:
-    started = threading.Barrier(2, timeout=20)  # one build after the other never passes it
-    built: list[str] = []
-
-    def build(env_dir: Path, python: Path, log: Path, progress: object) -> str:
-        started.wait()
-        env_dir.mkdir()
-        built.append(env_dir.name.split("-")[0])
-        return "built"
-
-    monkeypatch.setattr(provision, "_build_sglang", build)
-    monkeypatch.setattr(provision, "_build_vllm", build)
-    converted: list[str] = []
-    monkeypatch.setattr(provision, "ensure_model",
-                        lambda cache, name, python, progress: converted.append(name))
+    built, converted = builds_that_wait_for_each_other(monkeypatch)
     suite_dir(SUITE, {"test_both.py": "def test_up():\n    pass\n"}, name="both")
     pytester.makeini("[pytest]\n")
     cache = pytester.path / "cache"
@@ -197,7 +187,7 @@ def test_a_cpu_run_that_needs_both_engines_builds_them_side_by_side_before_its_t
                                           "--llm-cache-dir", str(cache), "suites")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert sorted(built) == ["sglang", "vllm"]
-    assert converted == ["smollm2-135m-instruct"]
+    assert [name for name, _python in converted] == ["smollm2-135m-instruct"]
     # Built: the first test that needs a server finds both complete and builds nothing.
     assert provision.unbuilt(cache, ["sglang", "vllm"]) == []
 

@@ -23,15 +23,10 @@ from pytest_rocm_llm.serving.server import LLMServer
 from pytest_rocm_llm.verdicts.baselines import BaselineCache
 from pytest_rocm_llm.verdicts.checks import FloorMissed, PreconditionNotMet, measure
 from pytest_rocm_llm.verdicts.judge import judge_workload
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 from tests.performance.test_metrics import rec
 
-SUITE = f"""
-[suite]
-name = "demo"
-{SMOKE_MODEL}
-[profiles.plain]
-[profiles.spec]
+SUITE = suite_head("demo", {"plain": {}, "spec": {}}) + """
 [workloads.base]
 kind = "single_stream"
 input_tokens = 100

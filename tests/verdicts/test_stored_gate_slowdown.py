@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SMOKE_MODEL
+from tests.conftest import suite_head
 
 SLOW_FORWARD = Path(__file__).resolve().parents[1] / "stand_ins" / "slow_forward"
 SLOWED = (f'env = {{ PYTHONPATH = "{SLOW_FORWARD}", ROCM_LLM_SLOW_FORWARD = "4" }}\n')
@@ -32,15 +32,9 @@ SLOWED = (f'env = {{ PYTHONPATH = "{SLOW_FORWARD}", ROCM_LLM_SLOW_FORWARD = "4" 
 # Measures speed (or a sending rate): nothing else may run beside it (tests/conftest.py).
 pytestmark = [pytest.mark.engine, pytest.mark.alone]
 
-SUITE = f"""
-[suite]
-name = "slow"
-engine = "sglang"
-targets = ["cpu"]
-default_profile = "reference"
-{SMOKE_MODEL}
-[profiles.reference]
-flags = {{ "context-length" = 2048, "random-seed" = 1234 }}
+# ENV: the reference profile's env line (SLOWED) or nothing, after its flags.
+SUITE = suite_head("slow", {"reference": {"context-length": 2048, "random-seed": 1234}},
+                   engine="sglang", targets=["cpu"], default_profile="reference") + """\
 ENV
 
 [workloads.decode]
