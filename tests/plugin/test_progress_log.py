@@ -10,10 +10,9 @@ import textwrap
 import pytest
 
 from pytest_rocm_llm.progress_log import LOGGER, log_to_stderr
-from tests.serving.test_server_process import OK_HANDLER
+from tests.serving.test_server_process import OK_SERVER
 
-STANDIN = "import http.server, sys\n\n" + OK_HANDLER + (
-    'http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()\n')
+STANDIN = "import http.server, sys\n\n" + OK_SERVER
 
 # A test that starts and stops a real (tiny) server through the production ServerProcess,
 # which logs its progress instead of calling a writer.

@@ -18,15 +18,17 @@ import pytest
 from pytest_rocm_llm.serving.ports import LOCK_DIR, SPACING, claim_port, release_port
 from pytest_rocm_llm.serving.process import LaunchSpec, ServerProcess, ServerStartError
 
-# The stand-ins' request handler (test_progress_log.py's too): every GET is healthy, and
-# nothing is logged per request.
-OK_HANDLER = textwrap.dedent(
+# The stand-ins' HTTP server on the port in argv[1] (test_progress_log.py's too): every GET
+# is healthy, and nothing is logged per request.
+OK_SERVER = textwrap.dedent(
     """\
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             self.send_response(200); self.end_headers()
         def log_message(self, *a):
             pass
+
+    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
     """)
 
 STANDIN = textwrap.dedent(
@@ -43,8 +45,7 @@ STANDIN = textwrap.dedent(
         sys.exit(3)
     time.sleep(delay)
 
-    """) + OK_HANDLER + (
-    '\nhttp.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()\n')
+    """) + OK_SERVER
 
 
 def alive(pid: int) -> bool:
