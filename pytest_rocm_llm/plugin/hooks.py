@@ -25,12 +25,12 @@ from pytest_rocm_llm.plugin.state import (
     COLLECTOR_KEY,
     PLAN_STATUS_KEY,
     POOL_KEY,
+    REPORT_KEY,
     RUNS_KEY,
     SETTINGS_KEY,
     STOP_AFTER_KEY,
     STOP_RUN_KEY,
     SUITE_KEY,
-    UNJUDGED_KEY,
     usage_errors,
 )
 from pytest_rocm_llm.report.collector import (
@@ -385,28 +385,32 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     collector.flush()  # only the controller writes baselines
     from pytest_rocm_llm.plugin.outputs import append_summary, write_run_outputs
+    from pytest_rocm_llm.report.run_report import build_report
 
     s = config.stash[SETTINGS_KEY]
-    write_run_outputs(config, s, collector)
+    report = build_report(collector, s, config.stash.get(RUNS_KEY, None), str(config.rootpath))
+    write_run_outputs(config, s, report)
     from pytest_rocm_llm.verdicts.verdict import unjudged_failure
 
     failure = s.target and unjudged_failure(s.target, collector.verdicts, s.allow_unjudged)
-    if failure:
-        config.stash[UNJUDGED_KEY] = failure
-        if session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    append_summary(s, collector, int(session.exitstatus))
+    if failure and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    report = report.with_outcome(int(session.exitstatus), failure or None)
+    config.stash[REPORT_KEY] = report
+    append_summary(s, report)
 
 
 @pytest.hookimpl
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
                             config: pytest.Config) -> None:
+    from pytest_rocm_llm.report.run_report import build_report
     from pytest_rocm_llm.report.table import write_summary
 
-    write_summary(terminalreporter, config.stash[COLLECTOR_KEY], config.stash.get(RUNS_KEY, None),
-                  config.stash[SETTINGS_KEY].target, config.stash[SETTINGS_KEY])
-    if UNJUDGED_KEY in config.stash:
-        terminalreporter.write_line(config.stash[UNJUDGED_KEY], red=True)
+    report = config.stash.get(REPORT_KEY, None)
+    if report is None:  # --llm-plan, or a run stopped before its end: what it has so far
+        report = build_report(config.stash[COLLECTOR_KEY], config.stash[SETTINGS_KEY],
+                              config.stash.get(RUNS_KEY, None), str(config.rootpath))
+    write_summary(terminalreporter, report)
 
 
 @pytest.hookimpl

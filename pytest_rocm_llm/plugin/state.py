@@ -19,6 +19,7 @@ from pytest_rocm_llm.verdicts.baselines import BaselineCache
 if TYPE_CHECKING:
     from pytest_rocm_llm.correctness.runs import EvalRuns  # noqa: F401  (named in the keys' type arguments)
     from pytest_rocm_llm.performance.runs import WorkloadRuns  # noqa: F401
+    from pytest_rocm_llm.report.run_report import RunReport  # noqa: F401
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 POOL_KEY = pytest.StashKey[ServerPool]()
@@ -28,7 +29,7 @@ EVALS_KEY = pytest.StashKey["EvalRuns"]()
 COLLECTOR_KEY = pytest.StashKey[RunCollector]()
 BASELINES_KEY = pytest.StashKey[BaselineCache]()
 STOP_AFTER_KEY = pytest.StashKey[list[tuple[str, str]]]()
-UNJUDGED_KEY = pytest.StashKey[str]()  # why the run fails for checks never judged
+REPORT_KEY = pytest.StashKey["RunReport"]()  # the ended run, as every output reads it
 STOP_RUN_KEY = pytest.StashKey[str]()  # an xdist worker's usage error, found at collection
 PLAN_STATUS_KEY = pytest.StashKey[int]()  # --llm-plan: the exit status (report.plan_status)
 

@@ -72,27 +72,3 @@ class RunCollector:
         self.writes.clear()
         return self.changes
 
-
-def results_document(verdicts: list[Verdict], run: Mapping[str, Any],
-                     changes: list[Change], phases: PhaseLog | None = None,
-                     paired: list[PairedVerdict] | None = None,
-                     builds: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``--llm-results`` file: one JSON document for CI dashboards."""
-    counts: dict[str, int] = {}
-    for v in verdicts:
-        counts[v.status] = counts.get(v.status, 0) + 1
-    return {
-        "format": "pytest-rocm-llm results",
-        # 2: the builds are "incumbent" and "candidate" ("baseline" is a stored value only)
-        "format_version": 2,
-        "run": dict(run),
-        "counts": counts,
-        "verdicts": [v.to_json() for v in verdicts],
-        "baseline_changes": [
-            {"file": str(c.file), "check": c.check, "old": c.old, "new": c.new, "unit": c.unit}
-            for c in changes],
-        "phases": phases.to_json() if phases is not None else [],
-        # A paired run: both builds' values and the verdict of each check on their difference.
-        **({"paired": [v.to_json() for v in paired], "builds": dict(builds or {})}
-           if paired is not None else {}),
-    }

@@ -9,15 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from pytest_rocm_llm.report.paired_table import (
-    InconclusivePolicy,
-    paired_failures,
-    paired_rows,
-)
+from pytest_rocm_llm.report.paired_table import paired_rows
+from pytest_rocm_llm.report.run_report import RunReport
 from pytest_rocm_llm.report.table import HEADER, by_profile, row
-from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.status import Status
-from pytest_rocm_llm.verdicts.verdict import Verdict
 
 
 def _cell(text: str) -> str:
@@ -31,11 +26,12 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
             *("| " + " | ".join(_cell(c) for c in r) + " |" for r in rows)]
 
 
-def markdown(verdicts: Sequence[Verdict], paired: Sequence[PairedVerdict],
-             exit_status: int, inconclusive: InconclusivePolicy = "fail") -> str:
-    """The summary of one run; ``exit_status`` is pytest's (0: the build may go ahead)."""
+def markdown(report: RunReport) -> str:
+    """The summary of one run, once its exit status is known (0: the build may go ahead)."""
+    verdicts, status = report.verdicts, report.exit_status
+    paired = report.paired.verdicts if report.paired is not None else ()
     where = ", ".join(sorted({f"{v.suite} on {v.target}" for v in verdicts})) or "no checks"
-    outcome = "PASS" if exit_status == 0 else f"FAIL (pytest exit status {exit_status})"
+    outcome = "PASS" if status == 0 else f"FAIL (pytest exit status {status})"
     counts = Counter(v.status.word for v in verdicts)
     lines = [f"## rocm-llm: {where}", "",
              f"**{outcome}**" + (": " + ", ".join(f"{n} {w}" for w, n in sorted(counts.items()))
@@ -45,7 +41,9 @@ def markdown(verdicts: Sequence[Verdict], paired: Sequence[PairedVerdict],
                  for v in verdicts if v.status != Status.PASS]
     attention += [f"- `{p.check}` (paired): the candidate is {p.status.word}"
                   + (f": {_cell(p.detail)}" if p.detail else "")
-                  for p in paired_failures(paired, inconclusive)]
+                  for p in (report.paired.failing if report.paired is not None else [])]
+    if report.unjudged:
+        attention.append(f"- {_cell(report.unjudged)}")
     if attention:
         lines += ["", "### Needs attention", "", *attention]
     for (target, suite, profile), vs in by_profile(verdicts).items():

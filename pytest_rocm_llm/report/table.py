@@ -10,10 +10,7 @@ from pytest_rocm_llm.verdicts.status import Status
 from pytest_rocm_llm.verdicts.verdict import Verdict
 
 if TYPE_CHECKING:
-    from pytest_rocm_llm.config.settings import Settings
-    from pytest_rocm_llm.config.targets import Target
-    from pytest_rocm_llm.performance.runs import WorkloadRuns
-    from pytest_rocm_llm.report.collector import RunCollector
+    from pytest_rocm_llm.report.run_report import RunReport
 
 HEADER = ("check", "measured", "floor", "baseline", "delta", "verdict")
 
@@ -73,26 +70,23 @@ def render(verdicts: Iterable[Verdict]) -> list[str]:
     return lines
 
 
-def write_paired(tr: Any, collector: RunCollector, settings: Settings) -> None:
+def write_paired(tr: Any, report: RunReport) -> None:
     """A paired run's sections: the side-by-side table, then what else changed."""
-    from pytest_rocm_llm.report.paired_table import format_paired_table, paired_failures
+    from pytest_rocm_llm.report.paired_table import format_paired_table
 
-    if not collector.paired and not collector.builds:
+    run = report.paired
+    if run is None or (not run.verdicts and not run.builds):
         return
     tr.section("rocm-llm paired run: incumbent vs candidate")
-    if settings.candidate is not None:
-        from pytest_rocm_llm.verdicts.sequential import settings_design
-
-        tr.write_line(f"candidate: {settings.candidate.describe().split(': ', 1)[1]}; "
-                      f"sequential trials: {settings_design(settings).describe()}")
-    if collector.paired:
-        for line in format_paired_table(collector.paired, "incumbent", "candidate").splitlines():
+    tr.write_line(f"candidate: {run.candidate.split(': ', 1)[1]}; "
+                  f"sequential trials: {run.design}")
+    if run.verdicts:
+        for line in format_paired_table(run.verdicts, "incumbent", "candidate").splitlines():
             tr.write_line(line)
-        failing = paired_failures(collector.paired, settings.inconclusive)  # type: ignore[arg-type]
-        if failing:
+        if run.failing:
             tr.write_line("the candidate fails the paired gate: " + ", ".join(
-                f"{v.check} {v.status}" for v in failing), red=True)
-    for name, entry in sorted(collector.builds.items()):
+                f"{v.check} {v.status}" for v in run.failing), red=True)
+    for name, entry in sorted(run.builds.items()):
         if not {"versions", "server_info_diff", "outputs"} & set(entry):
             continue  # per-trial values: in --llm-results only
         tr.write_line("")
@@ -105,32 +99,29 @@ def write_paired(tr: Any, collector: RunCollector, settings: Settings) -> None:
                     tr.write_line(f"  {line}")
 
 
-def write_summary(tr: Any, collector: RunCollector, runs: WorkloadRuns | None,
-                  target: Target | None, settings: Settings | None = None) -> None:
+def write_summary(tr: Any, report: RunReport) -> None:
     """The run's closing sections: verdicts, a paired run's table, baselines written,
-    workload summaries."""
-    if collector.verdicts:
+    workload summaries, and why a run whose tests passed is failed."""
+    if report.verdicts:
         tr.section("rocm-llm verdicts")
-        for line in render(collector.verdicts):
+        for line in render(report.verdicts):
             tr.write_line(line)
-    if settings is not None:
-        write_paired(tr, collector, settings)
-    if collector.changes or collector.write_errors:
+    write_paired(tr, report)
+    if report.changes or report.write_errors:
         tr.section("rocm-llm baselines written")
-        for change in collector.changes:
+        for change in report.changes:
             tr.write_line(change.describe())
-        for err in collector.write_errors:
+        for err in report.write_errors:
             tr.write_line(err, red=True)
-    if collector.phases.rows:
+    if report.phases.rows:
         tr.section("rocm-llm time by phase")
-        for line in collector.phases.render():
+        for line in report.phases.render():
             tr.write_line(line)
-    if runs is None or not runs.results:
-        return
-    from pytest_rocm_llm.performance.runs import summarize
-
-    tr.section("rocm-llm workloads")
-    tr.write_line(f"target {target.name if target else '-'}; output speed = "
-                  "(completion_tokens - 1) / (e2e - TTFT)")
-    for (suite, name), result in runs.results.items():
-        tr.write_line(f"{suite}/{name} [{result.workload.kind}]: {summarize(result)}")
+    if report.workloads:
+        tr.section("rocm-llm workloads")
+        tr.write_line(f"target {report.target or '-'}; output speed = "
+                      "(completion_tokens - 1) / (e2e - TTFT)")
+        for w in report.workloads:
+            tr.write_line(f"{w.suite}/{w.name} [{w.kind}]: {w.summary}")
+    if report.unjudged:
+        tr.write_line(report.unjudged, red=True)

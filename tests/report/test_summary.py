@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_rocm_llm.report.run_report import PairedRun, RunReport
 from pytest_rocm_llm.report.summary import markdown
 from pytest_rocm_llm.verdicts.paired import paired_performance
 from pytest_rocm_llm.verdicts.verdict import Verdict
@@ -19,12 +20,19 @@ FAILED = Verdict(suite="glm52", target="mi355x", profile="throughput", check="ag
                  message="2100 tok/s is below the floor 2626 | published\nsecond line")
 
 
+def report(verdicts, paired=None, *, exit_status: int, unjudged: str | None = None):
+    pair = None if paired is None else PairedRun("candidate: x", 4, 6, "4-6 trials", "fail",
+                                                 tuple(paired))
+    return RunReport("mi355x", "compare", "baselines", None, "/r", tuple(verdicts),
+                     paired=pair, exit_status=exit_status, unjudged=unjudged)
+
+
 def test_a_failed_run_says_so_first_then_what_failed_and_why() -> None:
     # A candidate 10% slower over 4 + 4 trials: the paired rule's own verdict, regressed.
     slower = paired_performance("decode_speed", "output_speed_tok_s", "tok/s", "higher",
                                 [100.0, 101.0, 99.0, 100.5], [90.0, 91.0, 89.5, 90.2])
     assert slower.status == "regressed"
-    text = markdown([PASSED, FAILED], [slower], exit_status=1)
+    text = markdown(report([PASSED, FAILED], [slower], exit_status=1))
     lines = text.splitlines()
     assert lines[0] == "## rocm-llm: glm52 on mi355x"
     assert lines[2] == "**FAIL (pytest exit status 1)**: 1 FAIL, 1 PASS"
@@ -40,9 +48,18 @@ def test_a_failed_run_says_so_first_then_what_failed_and_why() -> None:
 
 
 def test_a_passing_run_has_nothing_needing_attention() -> None:
-    text = markdown([PASSED], [], exit_status=0)
+    text = markdown(report([PASSED], exit_status=0))
     assert text.splitlines()[2] == "**PASS**: 1 PASS"
-    assert "Needs attention" not in text
+    assert "Needs attention" not in text and "Paired run" not in text
+
+
+def test_checks_never_judged_are_why_a_passing_run_fails() -> None:
+    # The run's verdicts all pass, yet the run fails: the page must say why, as the log does.
+    why = "2 checks were never judged on mi355x: a passing run must judge them"
+    text = markdown(report([PASSED], exit_status=1, unjudged=why))
+    lines = text.splitlines()
+    assert lines[2] == "**FAIL (pytest exit status 1)**: 1 PASS"
+    assert lines[lines.index("### Needs attention") + 2] == f"- {why}"
 
 
 def test_the_plugin_appends_the_summary_for_each_run(pytester: pytest.Pytester,

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_rocm_llm.config.checks import Gate
-from pytest_rocm_llm.report.collector import RunCollector, results_document
+from pytest_rocm_llm.report.collector import RunCollector
+from pytest_rocm_llm.report.run_report import RunReport
 from pytest_rocm_llm.report.table import render
 from pytest_rocm_llm.verdicts.baselines import BaselineEntry
 from pytest_rocm_llm.verdicts.gate import Measurement
@@ -119,8 +120,10 @@ def test_summary_table_and_results_document():
     assert lines[0] == "glm52 [mi355x] profile throughput"
     assert "check" in lines[1] and "verdict" in lines[1]
     assert any("FAIL" in line and "-20.0%" in line for line in lines)
-    doc = results_document([v], {"target": "mi355x"}, [])
+    doc = RunReport("mi355x", "compare", "baselines", None, "/r", (v,)).to_json()
+    assert doc["format_version"] == 2 and doc["run"]["target"] == "mi355x"
     assert doc["counts"] == {"fail": 1} and doc["verdicts"][0]["measured"] == 120.0
+    assert "paired" not in doc  # a paired run's part only in a paired run
     assert Verdict.from_json(json.loads(json.dumps(v.to_json()))) == v
 
 
