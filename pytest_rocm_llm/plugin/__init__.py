@@ -1,7 +1,8 @@
 """The pytest layer, and the only one that imports pytest (``tests/test_layers.py``).
 
 hooks (options, collection, outcomes, terminal summary) · fixtures · judging (one check's
-outcome) · state (stash keys, the mapping of the project's errors to pytest outcomes) ·
+outcome) · state (the run session, one object per run; the mapping of the project's
+errors to pytest outcomes) ·
 collection (test order by server profile) · preflight · outputs (results file, Allure run
 files) · allure · progress · hookspecs. This module is the ``pytest11`` entry point: pytest
 registers the hook implementations re-exported here.

@@ -16,16 +16,7 @@ from pytest_rocm_llm.config.builds import Build
 from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.errors import Unavailable
-from pytest_rocm_llm.plugin.state import (
-    BASELINES_KEY,
-    COLLECTOR_KEY,
-    EVALS_KEY,
-    POOL_KEY,
-    RUNS_KEY,
-    SETTINGS_KEY,
-    SUITE_KEY,
-    usage_errors,
-)
+from pytest_rocm_llm.plugin.state import SUITE_KEY, run_session, usage_errors
 from pytest_rocm_llm.serving.diagnosis import infrastructure_errors, infrastructure_failure
 from pytest_rocm_llm.serving.launch import ConfigProblem
 from pytest_rocm_llm.serving.pool import ServerPool
@@ -47,7 +38,7 @@ class PairedContext(NamedTuple):
 @pytest.fixture(scope="session")
 def llm_settings(pytestconfig: pytest.Config) -> settings_mod.Settings:
     """The run's resolved settings (command line > ini > environment > default)."""
-    return pytestconfig.stash[SETTINGS_KEY]
+    return run_session(pytestconfig).settings
 
 
 @pytest.fixture(scope="session")
@@ -65,12 +56,12 @@ def llm_pool(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
     hook = pytestconfig.hook
     pool = ServerPool(
         llm_settings, log_dir, None,  # progress: the pool's log records
-        phases=pytestconfig.stash[COLLECTOR_KEY].phases,
+        phases=run_session(pytestconfig).collector.phases,
         on_ready=lambda srv: hook.pytest_rocm_llm_server_ready(config=pytestconfig, server=srv),
         on_stop=lambda srv, code: hook.pytest_rocm_llm_server_stopped(
             config=pytestconfig, server=srv, exit_code=code),
     )
-    pytestconfig.stash[POOL_KEY] = pool
+    run_session(pytestconfig).pool = pool
     atexit.register(pool.stop_all)  # last resort if pytest itself is torn down abruptly
     yield pool
     pool.stop_all()
@@ -104,7 +95,7 @@ def llm_servers(llm_pool: ServerPool, llm_suite: Suite, llm_target: Target,
             skip_reason, failure = None, str(exc)
         except infrastructure_errors() as exc:
             skip_reason, failure = None, infrastructure_failure(
-                pytestconfig.stash[SETTINGS_KEY].signatures_file, exc)
+                run_session(pytestconfig).settings.signatures_file, exc)
         if skip_reason is not None:
             pytest.skip(skip_reason)
         pytest.fail(failure, pytrace=False)
@@ -146,9 +137,9 @@ def llm_runs(pytestconfig: pytest.Config, llm_target: Target,
         return tuple(gsm8k.passages(llm_settings.data_dir))
 
     runs = WorkloadRuns(llm_target, tmp_path_factory.getbasetemp() / "llm-workloads",
-                        None, pytestconfig.stash[COLLECTOR_KEY].phases,  # progress: logged
+                        None, run_session(pytestconfig).collector.phases,  # progress: logged
                         corpus=corpus)
-    pytestconfig.stash[RUNS_KEY] = runs
+    run_session(pytestconfig).runs = runs
     return runs
 
 
@@ -160,8 +151,8 @@ def llm_evals(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
 
     evals = EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals", llm_settings.data_dir,
                      llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
-                     phases=pytestconfig.stash[COLLECTOR_KEY].phases)
-    pytestconfig.stash[EVALS_KEY] = evals
+                     phases=run_session(pytestconfig).collector.phases)
+    run_session(pytestconfig).evals = evals
     return evals
 
 
@@ -180,7 +171,7 @@ def llm_paired(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
         PairedRuns(settings_design(llm_settings)),
         EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals-candidate", llm_settings.data_dir,
                  llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
-                 phases=pytestconfig.stash[COLLECTOR_KEY].phases))
+                 phases=run_session(pytestconfig).collector.phases))
 
 
 @pytest.fixture
@@ -199,7 +190,7 @@ def llm_workload(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: T
             result = llm_runs.get(llm_suite.name, w, server)
         except infrastructure_errors() as exc:
             failure = infrastructure_failure(
-                request.config.stash[SETTINGS_KEY].signatures_file, exc)
+                run_session(request.config).settings.signatures_file, exc)
         else:
             request.node.user_properties.append(
                 ("llm_metrics", {"workload": name, "profile": server.profile,
@@ -221,10 +212,9 @@ def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Targ
     from pytest_rocm_llm.plugin.check_context import CheckContext
     from pytest_rocm_llm.plugin.judging import run_eval_check, run_workload_check
 
-    config = request.config
+    run = run_session(request.config)
     ctx = CheckContext(
-        llm_settings, llm_suite, llm_target, config.stash[COLLECTOR_KEY],
-        config.stash[BASELINES_KEY],
+        llm_settings, llm_suite, llm_target, run.collector, run.baselines,
         lambda exc: infrastructure_failure(llm_settings.signatures_file, exc),
         infrastructure_errors(), *(llm_paired or (None, None)))
 

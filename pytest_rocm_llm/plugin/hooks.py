@@ -21,16 +21,11 @@ from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.plugin.collection import group_by_profile, last_uses
 from pytest_rocm_llm.plugin.progress import progress_writer
 from pytest_rocm_llm.plugin.state import (
-    BASELINES_KEY,
-    COLLECTOR_KEY,
-    PLAN_STATUS_KEY,
-    POOL_KEY,
-    REPORT_KEY,
-    RUNS_KEY,
-    SETTINGS_KEY,
+    SESSION_KEY,
     STOP_AFTER_KEY,
-    STOP_RUN_KEY,
     SUITE_KEY,
+    RunSession,
+    run_session,
     usage_errors,
 )
 from pytest_rocm_llm.report.collector import (
@@ -38,7 +33,6 @@ from pytest_rocm_llm.report.collector import (
     PAIRED_PROPERTY,
     VERDICT_PROPERTY,
     WORKEROUTPUT_KEY,
-    RunCollector,
     paired_from_json,
 )
 from pytest_rocm_llm.serving.diagnosis import diagnosis
@@ -85,9 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = settings_mod.resolve(config)
     for w in deprecated:  # old environment variable names: shown in the warnings summary
         config.issue_config_time_warning(w.message, stacklevel=2)
-    config.stash[SETTINGS_KEY] = settings
-    config.stash[COLLECTOR_KEY] = RunCollector()
-    config.stash[BASELINES_KEY] = BaselineCache(settings.baselines_dir)
+    config.stash[SESSION_KEY] = RunSession(settings, BaselineCache(settings.baselines_dir))
     if settings.signatures_file is not None:
         from pytest_rocm_llm.serving.signatures import load
 
@@ -121,7 +113,7 @@ class _VerdictRecorder:
             return
         from pytest_rocm_llm.verdicts.verdict import Verdict
 
-        collector = self.config.stash[COLLECTOR_KEY]
+        collector = run_session(self.config).collector
         for name, value in report.user_properties:
             if name == VERDICT_PROPERTY:
                 collector.verdicts.append(Verdict.from_json(value))
@@ -141,7 +133,7 @@ class _XdistController:
     def pytest_testnodedown(self, node: object, error: object) -> None:
         out = getattr(node, "workeroutput", None) or {}
         if WORKEROUTPUT_KEY in out:
-            self.config.stash[COLLECTOR_KEY].merge_workeroutput(out[WORKEROUTPUT_KEY])
+            run_session(self.config).collector.merge_workeroutput(out[WORKEROUTPUT_KEY])
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -161,7 +153,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         suite = load_suite(file)
     except ConfigError:
         return  # pytest_collection_modifyitems reports it, as one line, not a traceback
-    target = metafunc.config.stash[SETTINGS_KEY].target
+    target = run_session(metafunc.config).settings.target
     params = []
     for check in suite.checks_for(target):
         profile = suite.check_profile(check, target)
@@ -196,7 +188,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         from pytest_rocm_llm.plugin.collection import tag_xdist_groups
 
         tag_xdist_groups(items, lambda item: item.stash.get(SUITE_KEY, None))
-    s = config.stash[SETTINGS_KEY]
+    s = run_session(config).settings
     if s.target is None:
         raise pytest.UsageError(
             f"--rocm-target is required to run suites ({', '.join(sorted(suites))}); "
@@ -206,20 +198,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 @pytest.hookimpl
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
-    s = config.stash[SETTINGS_KEY]
+    s = run_session(config).settings
     if s.plan and s.target is not None:
         from pytest_rocm_llm.report.plan import print_plans
 
         suites = {id(x): x for item in session.items if (x := item.stash.get(SUITE_KEY, None))}
         tr = config.pluginmanager.get_plugin("terminalreporter")
         blockers = print_plans(list(suites.values()), s.target, s, tr, progress_writer(config),
-                               config.stash[BASELINES_KEY])
+                               run_session(config).baselines)
         blockers += _plan_preflight(config, session.items, s)
         from pytest_rocm_llm.report.plan_status import plan_status, status_lines
 
         for line in status_lines(blockers):
             tr.write_line(line, red=bool(blockers), green=not blockers)
-        config.stash[PLAN_STATUS_KEY] = int(plan_status(blockers))
+        run_session(config).plan_status = int(plan_status(blockers))
         config.hook.pytest_deselected(items=list(session.items))
         session.items.clear()
         return
@@ -240,13 +232,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         # An xdist worker's usage error reaches the controller as a bare crash: the worker
         # stops its session with the message instead (its first test fails with it before
         # any fixture runs; the controller reports "Interrupted: <message>").
-        config.stash[STOP_RUN_KEY] = session.shouldstop = str(exc)
+        run_session(config).stop_run = session.shouldstop = str(exc)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if STOP_RUN_KEY in item.config.stash:
-        pytest.fail(item.config.stash[STOP_RUN_KEY], pytrace=False)
+    stop_run = run_session(item.config).stop_run
+    if stop_run is not None:
+        pytest.fail(stop_run, pytrace=False)
 
 
 def _suites_and_checks(items: list[pytest.Item]) -> tuple[list[Suite], list[tuple[Suite, Any]]]:
@@ -266,7 +259,7 @@ def _plan_preflight(config: pytest.Config, items: list[pytest.Item],
     assert s.target is not None
     suites, checks = _suites_and_checks(items)
     try:
-        preflight(suites, checks, s.target, s, config.stash[BASELINES_KEY])
+        preflight(suites, checks, s.target, s, run_session(config).baselines)
     except ConfigError as exc:
         return [Blocker(PlanStatus.PREFLIGHT, str(exc).replace("\n", "\n      "))]
     return []
@@ -281,7 +274,7 @@ def _before_launch(config: pytest.Config, items: list[pytest.Item],
     assert s.target is not None
     suites, checks = _suites_and_checks(items)
     with usage_errors():
-        notices = preflight(suites, checks, s.target, s, config.stash[BASELINES_KEY])
+        notices = preflight(suites, checks, s.target, s, run_session(config).baselines)
     for line in notices:
         progress_writer(config)(line)
     if s.endpoint is not None:
@@ -320,7 +313,7 @@ def _build_reference(config: pytest.Config, suites: list[Suite],
         return
     progress = progress_writer(config)
     try:
-        with config.stash[COLLECTOR_KEY].phases.measure(
+        with run_session(config).collector.phases.measure(
                 "provision", f"{' and '.join(todo)} environments, side by side"):
             ensure_engines(s.cache_dir, todo, models, progress)
     except (ProvisionError, OSError) as exc:
@@ -335,16 +328,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     (e.g. an untuned MoE fallback next to a throughput shortfall); a check that never got
     to a verdict gets a not-judged row."""
     report = yield
-    pool = item.config.stash.get(POOL_KEY, None)
+    pool = run_session(item.config).pool
     suite = item.stash.get(SUITE_KEY, None)
-    target = item.config.stash[SETTINGS_KEY].target
+    target = run_session(item.config).settings.target
     if suite is not None and target is not None:
         from pytest_rocm_llm.plugin.judging import record_unjudged
 
         record_unjudged(item, report, call.excinfo, suite, target)
     if report.failed and report.when == "call" and pool is not None and suite is not None:
         logs = [s.log_path for s in pool.running if s.suite == suite.name]
-        found = diagnosis(item.config.stash[SETTINGS_KEY].signatures_file, logs)
+        found = diagnosis(run_session(item.config).settings.signatures_file, logs)
         if found:
             report.sections.append(("rocm-llm: known failure signatures in the server log",
                                     found))
@@ -357,7 +350,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     its last test (they hold GBs of memory, and on the CPU reference an idle server still
     competes with the one being measured)."""
     suite = item.stash.get(SUITE_KEY, None)
-    pool = item.config.stash.get(POOL_KEY, None)
+    pool = run_session(item.config).pool
     if suite is None or pool is None:
         return
     for suite_name, profile in item.stash.get(STOP_AFTER_KEY, ()):
@@ -371,15 +364,15 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     # Also reached on Ctrl-C and internal errors, where fixture teardown may not run.
     config = session.config
-    if PLAN_STATUS_KEY in config.stash:  # --llm-plan: whether the run can go ahead
+    run = run_session(config)
+    if run.plan_status is not None:  # --llm-plan: whether the run can go ahead
         # pytest's own failures (a test module that does not import: interrupted) stand.
         if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
-            session.exitstatus = config.stash[PLAN_STATUS_KEY]
+            session.exitstatus = run.plan_status
         return
-    pool = config.stash.get(POOL_KEY, None)
-    if pool is not None:
-        pool.stop_all()
-    collector = config.stash[COLLECTOR_KEY]
+    if run.pool is not None:
+        run.pool.stop_all()
+    collector = run.collector
     if _is_worker(config):
         config.workeroutput[WORKEROUTPUT_KEY] = collector.to_workeroutput()  # type: ignore
         return
@@ -387,17 +380,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     from pytest_rocm_llm.plugin.outputs import append_summary, write_run_outputs
     from pytest_rocm_llm.report.run_report import build_report
 
-    s = config.stash[SETTINGS_KEY]
-    report = build_report(collector, s, config.stash.get(RUNS_KEY, None), str(config.rootpath))
+    s = run.settings
+    report = build_report(collector, s, run.runs, str(config.rootpath))
     write_run_outputs(config, s, report)
     from pytest_rocm_llm.verdicts.verdict import unjudged_failure
 
     failure = s.target and unjudged_failure(s.target, collector.verdicts, s.allow_unjudged)
     if failure and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    report = report.with_outcome(int(session.exitstatus), failure or None)
-    config.stash[REPORT_KEY] = report
-    append_summary(s, report)
+    run.report = report.with_outcome(int(session.exitstatus), failure or None)
+    append_summary(s, run.report)
 
 
 @pytest.hookimpl
@@ -406,15 +398,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
     from pytest_rocm_llm.report.run_report import build_report
     from pytest_rocm_llm.report.table import write_summary
 
-    report = config.stash.get(REPORT_KEY, None)
-    if report is None:  # --llm-plan, or a run stopped before its end: what it has so far
-        report = build_report(config.stash[COLLECTOR_KEY], config.stash[SETTINGS_KEY],
-                              config.stash.get(RUNS_KEY, None), str(config.rootpath))
+    run = run_session(config)
+    # --llm-plan, or a worker's run: what it has so far
+    report = run.report or build_report(run.collector, run.settings, run.runs,
+                                        str(config.rootpath))
     write_summary(terminalreporter, report)
 
 
 @pytest.hookimpl
 def pytest_unconfigure(config: pytest.Config) -> None:
-    pool = config.stash.get(POOL_KEY, None)
-    if pool is not None:
-        pool.stop_all()
+    run = config.stash.get(SESSION_KEY, None)  # None: configure stopped on a usage error
+    if run is not None and run.pool is not None:
+        run.pool.stop_all()

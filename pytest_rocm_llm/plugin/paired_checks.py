@@ -21,7 +21,7 @@ import pytest
 from pytest_rocm_llm.config.builds import CANDIDATE, INCUMBENT, Build
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.plugin import allure as allure_report
-from pytest_rocm_llm.plugin.state import POOL_KEY, SUITE_KEY
+from pytest_rocm_llm.plugin.state import SUITE_KEY, RunSession, run_session
 from pytest_rocm_llm.report.collector import BUILDS_PROPERTY, PAIRED_PROPERTY
 from pytest_rocm_llm.verdicts.paired import PairedVerdict
 from pytest_rocm_llm.verdicts.sequential import PairedCheck
@@ -37,24 +37,20 @@ if TYPE_CHECKING:
 
 Servers = Callable[..., "LLMServer"]  # (profile, build) -> the build's server of the profile
 
-# server_info of each (suite, profile, build), read once while that server is up: one build's
-# servers run at a time, so both answers are never live together.
-_INFO: dict[tuple[str, str, str], dict[str, Any]] = {}
-
 
 class PairedVerdictFailed(VerdictFailure):
     """The candidate is worse than the incumbent (or undecided, under the default)."""
 
 
-def _remember_info(server: LLMServer) -> None:
+def _remember_info(run: RunSession, server: LLMServer) -> None:
     from pytest_rocm_llm.serving.engines import get_engine
 
     key = (server.suite, server.profile, server.build)
-    if key not in _INFO and server.process is not None:
+    if key not in run.server_info and server.process is not None:
         try:
-            _INFO[key] = get_engine(server.engine).server_info(server.base_url)
+            run.server_info[key] = get_engine(server.engine).server_info(server.base_url)
         except Exception as exc:  # a description, never a verdict: say why it is missing
-            _INFO[key] = {"error": f"{type(exc).__name__}: {exc}"}
+            run.server_info[key] = {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def describe_builds(request: pytest.FixtureRequest, ctx: CheckContext, profile: str,
@@ -68,7 +64,8 @@ def describe_builds(request: pytest.FixtureRequest, ctx: CheckContext, profile: 
     name = f"{ctx.suite.name}/{profile}"
     if name in ctx.collector.builds or set(servers) != {INCUMBENT, CANDIDATE}:
         return
-    info = {b: _INFO.get((ctx.suite.name, profile, b), {}) for b in servers}
+    known = run_session(request.config).server_info
+    info = {b: known.get((ctx.suite.name, profile, b), {}) for b in servers}
     images = {b.name: image_identity(ctx.settings.container_runtime or "", b.image)
               for b in ctx.settings.builds if b.image is not None}
     versions = {b: {"engine": f"{s.engine} {s.engine_version}",
@@ -126,16 +123,17 @@ def run_paired_workload(request: pytest.FixtureRequest, ctx: CheckContext, check
     profile = w.profile or ctx.suite.default_profile
     builds: dict[str, Build] = {b.name: b for b in ctx.settings.builds}
 
-    used = _USED.setdefault((ctx.suite.name, w.name), {})
+    run = run_session(request.config)
+    used = run.trial_servers.setdefault((ctx.suite.name, w.name), {})
 
     def run_trial(build: str, one: Any) -> Any:
         server = servers(profile, builds[build])
-        _remember_info(server)
+        _remember_info(run, server)
         used[build] = server
         label = ctx.suite.name if build == INCUMBENT else f"{ctx.suite.name}@{build}"
         return runs.run_trial(f"{label}-seed{one.seed}", one, server)
 
-    pool = request.config.stash[POOL_KEY]
+    pool = run.servers()
     first = pool.serving_build(ctx.suite.name)
     # Only the checks this session runs (-k may deselect some): a deselected check would
     # otherwise keep the workload running to its budget for a verdict nobody reads.
@@ -167,10 +165,6 @@ def paired_checks_of(checks: list[Check], workload: str) -> list[PairedCheck]:
     return [PairedCheck(c.name, c.metric, c.unit, c.direction)  # type: ignore[arg-type]
             for c in checks if c.workload == workload and c.relative_to is None]
 
-
-# The servers each workload's trials ran on (for provenance when a later check reads the
-# cached trials: asking the pool again would relaunch a stopped server for nothing).
-_USED: dict[tuple[str, str], dict[str, LLMServer]] = {}
 
 
 def _length_of(metric: str, incumbent: EvalResult) -> int | None:

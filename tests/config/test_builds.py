@@ -15,10 +15,10 @@ from pytest_rocm_llm.errors import ConfigError
 def test_a_configuration_change_runs_on_the_baselines_install(pytester: pytest.Pytester
                                                               ) -> None:
     pytester.makeconftest("""
-from pytest_rocm_llm.plugin.state import SETTINGS_KEY
+from pytest_rocm_llm.plugin.state import run_session
 
 def pytest_collection_finish(session):
-    s = session.config.stash[SETTINGS_KEY]
+    s = run_session(session.config).settings
     print("BUILDS", [b.name for b in s.builds], s.candidate, s.pair_trials, s.inconclusive)
 """)
     pytester.makepyfile("def test_x(): pass")
@@ -58,10 +58,10 @@ def test_the_pair_budget_comes_from_flag_ini_or_environment(pytester: pytest.Pyt
                                           "most trials per build and --llm-pair-trials"):
         from_raw({**raw, "--llm-pair-budget": "2"}, pytester.path)
     pytester.makeconftest("""
-from pytest_rocm_llm.plugin.state import SETTINGS_KEY
+from pytest_rocm_llm.plugin.state import run_session
 
 def pytest_collection_finish(session):
-    print("BUDGET", session.config.stash[SETTINGS_KEY].pair_budget)
+    print("BUDGET", run_session(session.config).settings.pair_budget)
 """)
     pytester.makepyfile("def test_x(): pass")
     monkeypatch.setenv("PYTEST_ROCM_LLM_PAIR_BUDGET", "30")
