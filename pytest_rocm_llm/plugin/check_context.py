@@ -1,5 +1,7 @@
-"""What every check of a run shares (the settings, the suite, the target, the collector, the
-baselines, a paired run's trials), handed to each check's glue (judging, paired_checks)."""
+"""One check's view of its run, handed to each check's glue (judging, paired_checks): the
+run session (settings, collector, baselines, a paired run's trials and candidate evaluations),
+the check's suite and target, and how infrastructure failures are worded. The run's state is
+the session's, read through here, never copied."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_rocm_llm.plugin.state import RunSession
 from pytest_rocm_llm.report.paired_table import recording_mode
 from pytest_rocm_llm.verdicts.judge import BaselineCache
 from pytest_rocm_llm.verdicts.verdict import Mode
@@ -23,17 +26,35 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What every check of a run shares."""
+    """One check's view of its run."""
 
-    settings: Settings
+    run: RunSession
     suite: Suite
     target: Target
-    collector: RunCollector
-    baselines: BaselineCache
     infrastructure: Callable[[Exception], str]
     infra_errors: tuple[type[Exception], ...]
-    paired: PairedRuns | None = None  # a paired run's trials (None: one build)
-    candidate_evals: EvalRuns | None = None  # a paired run's evaluations on the candidate
+
+    @property
+    def settings(self) -> Settings:
+        return self.run.settings
+
+    @property
+    def collector(self) -> RunCollector:
+        return self.run.collector
+
+    @property
+    def baselines(self) -> BaselineCache:
+        return self.run.baselines
+
+    @property
+    def paired(self) -> PairedRuns | None:
+        """A paired run's trials (None: one build)."""
+        return self.run.paired_trials
+
+    @property
+    def candidate_evals(self) -> EvalRuns | None:
+        """A paired run's evaluations on the candidate."""
+        return self.run.candidate_evals
 
     @property
     def mode(self) -> Mode:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import atexit
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,12 +27,6 @@ if TYPE_CHECKING:
     from pytest_rocm_llm.correctness.runs import EvalRuns
     from pytest_rocm_llm.performance.runs import WorkloadRuns
     from pytest_rocm_llm.performance.workloads import WorkloadResult
-    from pytest_rocm_llm.verdicts.paired_trials import PairedRuns
-
-
-class PairedContext(NamedTuple):
-    trials: PairedRuns
-    candidate_evals: EvalRuns
 
 
 @pytest.fixture(scope="session")
@@ -158,20 +152,21 @@ def llm_evals(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
 
 @pytest.fixture(scope="session")
 def llm_paired(pytestconfig: pytest.Config, llm_settings: settings_mod.Settings,
-               tmp_path_factory: pytest.TempPathFactory) -> PairedContext | None:
-    """A paired run's shared state (the workloads' trials, the candidate's evaluations);
-    None without a candidate."""
+               tmp_path_factory: pytest.TempPathFactory) -> bool:
+    """A paired run's shared state (the workloads' trials, the candidate's evaluations),
+    kept on the run session; whether this is a paired run."""
     if llm_settings.candidate is None:
-        return None
+        return False
     from pytest_rocm_llm.correctness.runs import EvalRuns
     from pytest_rocm_llm.verdicts.paired_trials import PairedRuns
     from pytest_rocm_llm.verdicts.sequential import settings_design
 
-    return PairedContext(
-        PairedRuns(settings_design(llm_settings)),
-        EvalRuns(tmp_path_factory.getbasetemp() / "llm-evals-candidate", llm_settings.data_dir,
-                 llm_settings.gpqa_csv, llm_settings.gpqa_sha256,
-                 phases=run_session(pytestconfig).collector.phases))
+    run = run_session(pytestconfig)
+    run.paired_trials = PairedRuns(settings_design(llm_settings))
+    run.candidate_evals = EvalRuns(
+        tmp_path_factory.getbasetemp() / "llm-evals-candidate", llm_settings.data_dir,
+        llm_settings.gpqa_csv, llm_settings.gpqa_sha256, phases=run.collector.phases)
+    return True
 
 
 @pytest.fixture
@@ -206,17 +201,16 @@ def llm_judge(request: pytest.FixtureRequest, llm_suite: Suite, llm_target: Targ
               llm_settings: settings_mod.Settings,
               llm_servers: Callable[[str | None], LLMServer],
               llm_runs: WorkloadRuns, llm_evals: EvalRuns,
-              llm_paired: PairedContext | None) -> Callable[[Check], float | None]:
+              llm_paired: bool) -> Callable[[Check], float | None]:
     """``llm_judge(check)``: run what the check reads (once per session), judge it against
     its floor and its baseline, record the verdict; fails the test with what broke."""
     from pytest_rocm_llm.plugin.check_context import CheckContext
     from pytest_rocm_llm.plugin.judging import run_eval_check, run_workload_check
 
-    run = run_session(request.config)
     ctx = CheckContext(
-        llm_settings, llm_suite, llm_target, run.collector, run.baselines,
+        run_session(request.config), llm_suite, llm_target,
         lambda exc: infrastructure_failure(llm_settings.signatures_file, exc),
-        infrastructure_errors(), *(llm_paired or (None, None)))
+        infrastructure_errors())
 
     def judge(check: Check) -> float | None:
         __tracebackhide__ = True

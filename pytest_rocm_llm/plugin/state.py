@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pytest_rocm_llm.report.run_report import RunReport
     from pytest_rocm_llm.serving.pool import ServerPool
     from pytest_rocm_llm.serving.server import LLMServer
+    from pytest_rocm_llm.verdicts.paired_trials import PairedRuns
 
 
 @dataclass
@@ -38,6 +39,9 @@ class RunSession:
     plan_status: int | None = None  # --llm-plan: the exit status (report.plan_status)
     stop_run: str | None = None  # an xdist worker's usage error, found at collection
     report: RunReport | None = None  # the ended run, as every output reads it
+    # A paired run (llm_paired): the workloads' trials and the candidate's evaluations.
+    paired_trials: PairedRuns | None = None
+    candidate_evals: EvalRuns | None = None
     # A paired run: /server_info of each (suite, profile, build), read once while that
     # server is up (one build's servers run at a time, so both are never live together);
     # and the servers each workload's trials ran on (for provenance when a later check

@@ -186,7 +186,7 @@ class FakeRuns:
 def run_check(tmp_path: Path, cached: tuple[str, ...], e2e_fast: float = 1.2):
     from pytest_rocm_llm.plugin.check_context import CheckContext
     from pytest_rocm_llm.plugin.judging import run_workload_check
-    from pytest_rocm_llm.report.collector import RunCollector
+    from pytest_rocm_llm.plugin.state import RunSession
 
     s = parse()
     made = {"fast": run(s.workloads["fast"], e2e_fast), "base": run(s.workloads["base"], 1.45)}
@@ -199,9 +199,8 @@ def run_check(tmp_path: Path, cached: tuple[str, ...], e2e_fast: float = 1.2):
                          "0.5.23")
 
     settings = SimpleNamespace(baseline_mode="regen", container_image=None, builds=())
-    ctx = CheckContext(settings, s,  # type: ignore[arg-type]
-                       TARGETS["cpu"], RunCollector(), BaselineCache(tmp_path),
-                       str, (OSError,))
+    ctx = CheckContext(RunSession(settings, BaselineCache(tmp_path)),  # type: ignore[arg-type]
+                       s, TARGETS["cpu"], str, (OSError,))
     request = SimpleNamespace(node=SimpleNamespace(user_properties=[], nodeid="id"),
                               config=SimpleNamespace(option=SimpleNamespace()))
     value = run_workload_check(request, ctx, s.checks["speedup"], servers, runs)
@@ -254,12 +253,12 @@ def test_a_builds_own_image_is_its_provenance(tmp_path: Path, runtime: str) -> N
     from pytest_rocm_llm.config.builds import CANDIDATE, INCUMBENT, Build
     from pytest_rocm_llm.plugin.check_context import CheckContext
     from pytest_rocm_llm.plugin.judging import provenance_of
-    from pytest_rocm_llm.report.collector import RunCollector
+    from pytest_rocm_llm.plugin.state import RunSession
 
     settings = SimpleNamespace(container_image="given:1", container_runtime=runtime,
                                builds=(Build(INCUMBENT), Build(CANDIDATE, image="new:2")))
-    ctx = CheckContext(settings, parse(), TARGETS["cpu"],  # type: ignore[arg-type]
-                       RunCollector(), BaselineCache(tmp_path), str, (OSError,))
+    ctx = CheckContext(RunSession(settings, BaselineCache(tmp_path)),  # type: ignore[arg-type]
+                       parse(), TARGETS["cpu"], str, (OSError,))
 
     def server(build: str) -> LLMServer:
         return LLMServer("demo", "plain", "http://127.0.0.1:1", "sglang", "m", "/m", (), {},
