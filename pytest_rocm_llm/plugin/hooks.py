@@ -40,6 +40,7 @@ from pytest_rocm_llm.verdicts.baselines import BaselineCache
 
 if TYPE_CHECKING:
     from pytest_rocm_llm.report.plan_status import Blocker
+    from pytest_rocm_llm.report.run_report import RunReport
 
 
 @pytest.hookimpl
@@ -378,10 +379,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     collector.flush()  # only the controller writes baselines
     from pytest_rocm_llm.plugin.outputs import append_summary, write_run_outputs
-    from pytest_rocm_llm.report.run_report import build_report
 
     s = run.settings
-    report = build_report(collector, s, run.runs, str(config.rootpath))
+    report = _report_so_far(config, run)
     write_run_outputs(config, s, report)
     from pytest_rocm_llm.verdicts.verdict import unjudged_failure
 
@@ -392,17 +392,20 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     append_summary(s, run.report)
 
 
+def _report_so_far(config: pytest.Config, run: RunSession) -> RunReport:
+    from pytest_rocm_llm.report.run_report import build_report
+
+    return build_report(run.collector, run.settings, run.runs, str(config.rootpath))
+
+
 @pytest.hookimpl
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
                             config: pytest.Config) -> None:
-    from pytest_rocm_llm.report.run_report import build_report
     from pytest_rocm_llm.report.table import write_summary
 
     run = run_session(config)
     # --llm-plan, or a worker's run: what it has so far
-    report = run.report or build_report(run.collector, run.settings, run.runs,
-                                        str(config.rootpath))
-    write_summary(terminalreporter, report)
+    write_summary(terminalreporter, run.report or _report_so_far(config, run))
 
 
 @pytest.hookimpl

@@ -231,10 +231,10 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     profile = profiles_of(config)[0] or ctx.suite.default_profile
     candidate = ctx.settings.candidate if ctx.candidate_evals is not None else None
     paired = None
-    pool = run_session(request.config).servers
+    pool = run_session(request.config).servers()  # llm_judge's servers started it
     try:
         if (candidate is not None and ctx.candidate_evals is not None
-                and pool().serving_build(ctx.suite.name) == candidate.name):
+                and pool.serving_build(ctx.suite.name) == candidate.name):
             # The candidate's server is up: its run first saves a switch (report/schedule.py)
             ctx.candidate_evals.get(ctx.suite.name, config, lambda p=None: servers(p, candidate))
         result = evals.get(ctx.suite.name, config, servers)
@@ -245,7 +245,7 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
             base_result = result
             result = ctx.candidate_evals.get(ctx.suite.name, config,
                                              lambda p=None: servers(p, candidate))
-            base_server = pool().last(
+            base_server = pool.last(
                 ctx.suite.name, profile, ctx.settings.incumbent.name) or servers(profile)
             paired, outputs = paired_eval(check, base_result, result, config)
             if outputs is not None:
@@ -264,7 +264,7 @@ def run_eval_check(request: pytest.FixtureRequest, ctx: CheckContext, check: Che
     if candidate is not None:
         # The server that answered, running or not: asking the pool again would restart a
         # stopped candidate (a GPU node holds one build) only to label the verdict.
-        server = pool().last(
+        server = pool.last(
             ctx.suite.name, profile, candidate.name) or servers(profile, candidate)
     else:
         server = servers(profile)
