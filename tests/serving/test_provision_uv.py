@@ -126,12 +126,20 @@ def test_a_failed_uv_step_raises_provision_error_with_the_log_tail_and_is_redone
     assert fake_uv.read_text().split()[:2] == ["venv", "--clear"]  # a retry starts clean
 
 
+def stand_in_builds_take_no_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-ins below write an empty directory, not GiBs: their size is declared as
+    such, or the disk check (test_provision_space.py) would judge them by the host's free
+    space (CI failed here with 11.2 GiB free after its own reference build)."""
+    monkeypatch.setattr(provision, "BUILD_DISK_GIB", dict.fromkeys(provision.BUILD_DISK_GIB, 0.0))
+
+
 def builds_that_wait_for_each_other(
         monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[tuple[str, Path]]]:
     """Both engines' builds replaced by one that waits for the other build to have started
     and then makes its environment (built one after the other, the first waits until the
     barrier's timeout breaks it and the build fails), the model conversion by a recorder.
     Returns the engines built and the (model, python) of each conversion, as they come."""
+    stand_in_builds_take_no_disk(monkeypatch)
     started = threading.Barrier(2, timeout=20)
     built: list[str] = []
     converted: list[tuple[str, Path]] = []
@@ -166,6 +174,7 @@ def test_when_one_of_two_builds_fails_the_other_still_completes(
     def fail(env_dir: Path, python: Path, log: Path, progress: object) -> str:
         raise ProvisionError("reference: installing torch failed (exit 1)")
 
+    stand_in_builds_take_no_disk(monkeypatch)
     monkeypatch.setattr(provision, "_build_sglang", fail)
     monkeypatch.setattr(provision, "_build_vllm", lambda env_dir, *a: env_dir.mkdir() or "built")
     with pytest.raises(ProvisionError, match="installing torch failed"):
