@@ -50,10 +50,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytest_rocm_llm.config.checks import Check, Gate  # noqa: E402
+from pytest_rocm_llm.config.metric_facts import is_proportion  # noqa: E402
 from pytest_rocm_llm.config.suite import Suite, load_suite  # noqa: E402
 from pytest_rocm_llm.config.targets import TARGETS  # noqa: E402
 from pytest_rocm_llm.performance.metrics import median  # noqa: E402
-from pytest_rocm_llm.verdicts.baselines import load, proportion_metrics  # noqa: E402
+from pytest_rocm_llm.verdicts.baselines import load  # noqa: E402
 from pytest_rocm_llm.verdicts.gate import (  # noqa: E402
     Measurement,
     between_runs,
@@ -332,7 +333,7 @@ def rows_for(name: str, target_name: str, sims: int, rng: np.random.Generator) -
             out.append(floor_row(suite, check, n, n_pub, sims, rng))
         if check.gate is None:
             continue
-        if check.metric in proportion_metrics():
+        if is_proportion(check.metric):
             n = (eval_items(suite, check, target_name, entry.measurement.n if entry else None)
                  if check.eval else suite.workload_for(check.workload or "", target).requests)
             if entry is not None:

@@ -12,29 +12,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
+from pytest_rocm_llm.config import metric_facts
 from pytest_rocm_llm.config.fields import check
 from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
-from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.config.workload import WORKLOADS, Workload, metrics_of_workloads
 
 Direction = Literal["higher", "lower"]
 GateKind = Literal["floor", "ceiling", "band"]
 DEFAULT_ALPHA = 0.01
 
 BASELINE_GATES = ("floor", "ceiling", "band", "none")
-
-
-UNITS = {
-    "output_speed_tok_s": "tok/s", "output_tok_s": "tok/s", "total_tok_s": "tok/s",
-    "request_throughput": "req/s", "saturation_rate": "req/s", "ttft_p50_s": "s",
-    "ttft_p99_s": "s", "ttft_max_s": "s", "tpot_p50_s": "s", "tpot_p99_s": "s",
-    "itl_p99_s": "s", "e2e_p50_s": "s", "success_ratio": "", "cache_hit_ratio": "",
-    "accept_length": "tok/step", "usd_per_mtok": "$/Mtok",
-    "steady_output_tok_s": "tok/s", "capacity_output_tok_s": "tok/s",
-    "mean_output_tokens": "tok",
-}
-# What a relative check (relative_to = ...) may compare: speeds, where higher is better on
-# both sides, so a floor on their ratio reads as "at least this much faster".
-SPEED_METRICS = ("output_speed_tok_s", "output_tok_s", "total_tok_s", "request_throughput")
 
 
 @dataclass(frozen=True)
@@ -83,11 +70,7 @@ class Check:
 
     @property
     def unit(self) -> str:
-        from pytest_rocm_llm.config.evals import UNITS as EVAL_UNITS
-
-        if self.relative_to is not None:
-            return "x"
-        return UNITS.get(self.metric, "") if self.workload else EVAL_UNITS.get(self.metric, "")
+        return "x" if self.relative_to is not None else metric_facts.unit(self.metric)
 
     @property
     def feature(self) -> str:
@@ -145,15 +128,15 @@ def _references(c: CheckTable, workloads: Mapping[str, Workload],
                                   f"({', '.join(workloads) or 'none'})")
     if c.eval is not None and c.eval not in evals:
         raise problem("eval", f"{c.eval!r} is not an evaluation ({', '.join(evals) or 'none'})")
-    if c.workload is not None and c.metric not in UNITS:
-        raise problem("metric", f"{c.metric!r} is not a metric; metrics: {', '.join(UNITS)}")
+    if c.workload is not None:
+        _produced(c.metric, c.workload, workloads[c.workload])
     if c.eval is not None:
-        from pytest_rocm_llm.config.evals import metric_known, metrics_of
+        from pytest_rocm_llm.config.evals import EVALS
 
-        kind = evals[c.eval].kind
-        if not metric_known(kind, c.metric):
-            raise problem("metric", f"{c.metric!r} is not a metric of a {kind} evaluation; "
-                                    f"metrics: {metrics_of(kind)}")
+        kind = EVALS.get(evals[c.eval].kind)
+        if not kind.produces(c.metric):
+            raise problem("metric", f"{c.metric!r} is not a metric of a {kind.name} evaluation; "
+                                    f"metrics: {kind.metrics_text()}")
     if c.relative_to is not None:
         _relative(c.workload, c.relative_to, workloads, c.metric)
     if c.reference_score is not None and c.eval is None:
@@ -168,6 +151,17 @@ def _references(c: CheckTable, workloads: Mapping[str, Workload],
         _saturation_floor(c.workload, workloads[c.workload], c.min)
     if c.workload is not None and c.metric == "capacity_output_tok_s":
         _capacity_floor(c.workload, workloads[c.workload], c.min)
+
+
+def _produced(metric: str, name: str, w: Workload) -> None:
+    """The workload's kind measures ``metric``."""
+    if metric in WORKLOADS.get(w.kind).metrics:
+        return
+    every = metrics_of_workloads()
+    if metric not in every:
+        raise problem("metric", f"{metric!r} is not a metric; metrics: {', '.join(every)}")
+    by = " or ".join(k.name for k in WORKLOADS if metric in k.metrics)
+    raise problem("metric", f"{metric} is measured by a {by} workload; {name!r} is a {w.kind}")
 
 
 def parse_check(name: str, t: Table, workloads: Mapping[str, Workload],
@@ -196,15 +190,12 @@ def _relative(name: str | None, ref: str, workloads: Mapping[str, Workload],
         raise problem("relative_to", f"{ref!r} is a {theirs} workload and {name!r} a {mine} "
                                      f"one; a ratio compares runs of the same kind: name a "
                                      f"{mine} workload")
-    if metric not in SPEED_METRICS:
+    if not metric_facts.facts(metric).speed:
         raise problem("metric", f"{metric!r} is not a speed; a relative check (relative_to = "
-                                f"...) compares speeds: {', '.join(SPEED_METRICS)}")
+                                f"...) compares speeds: {', '.join(metric_facts.speeds())}")
 
 
 def _saturation_floor(name: str, w: Workload, floor: float | None) -> None:
-    if w.kind != "rate_sweep":
-        raise problem("metric", f"saturation_rate is measured by a rate_sweep workload; "
-                                f"{name!r} is a {w.kind}")
     # A node that cannot hold the first step reads 0 (below every offered rate): against a
     # floor under that step it may still have held the floor, so the verdict would be a guess.
     if floor is not None and w.rates and floor < w.rates[0]:
@@ -215,9 +206,6 @@ def _saturation_floor(name: str, w: Workload, floor: float | None) -> None:
 
 
 def _capacity_floor(name: str, w: Workload, floor: float | None) -> None:
-    if w.kind != "rate_sweep":
-        raise problem("metric", f"capacity_output_tok_s is the best step of a rate_sweep "
-                                f"workload; {name!r} is a {w.kind}")
     if floor is None or not w.rates:
         return
     # A step that keeps up offers rate x output tokens and shows about that in steady state

@@ -2,70 +2,74 @@
 profiles each needs, and which metrics it produces (so a check naming a metric the eval
 cannot produce is a UsageError before anything runs).
 
-Parsing looks ``kind`` up in a registry of the evaluations' own table parsers; none of them imports
-an HTTP stack, numpy or scipy, so parsing a suite stays light.
+Each kind is one record (``EvalKind``: its parser, its runner, its metrics) in one registry
+(``EVALS``, open to other packages through the ``pytest_rocm_llm.evals`` entry point group); no
+parser imports an HTTP stack, numpy or scipy, so parsing a suite stays light.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_rocm_llm.config.toml import Table
-
-ACCURACY_KINDS = ("gsm8k", "arithmetic", "gpqa", "tau2")
-KINDS = (*ACCURACY_KINDS, "parity", "long_context")
-
-_METRICS: dict[str, tuple[str, ...]] = {
-    "accuracy": ("accuracy", "accuracy_strict", "accuracy_flexible", "invalid_rate",
-                 "cut_in_reasoning_rate", "failed_requests", "n", "correct", "stderr"),
-    "parity": ("agree_ratio", "match_ratio", "near_tie_ratio", "real_divergences",
-               "real_divergences_first_k", "accept_length", "prompts", "near_ties",
-               "failed_requests"),
-    "long_context": ("accuracy_min", "degenerate_outputs"),
-}
-_LONG_CONTEXT_PER_LENGTH = re.compile(r"(accuracy|degenerate)@\d+")
-# Metrics that are a share of n scored items: their noise is binomial.
-RATIO_METRICS = {"accuracy", "accuracy_strict", "accuracy_flexible", "agree_ratio",
-                 "match_ratio", "accuracy_min"}
-UNITS = {"accept_length": "tok/step"}
+from pytest_rocm_llm.kinds import Registry, load
 
 
-def family(kind: str) -> str:
-    return "accuracy" if kind in ACCURACY_KINDS else kind
+@dataclass(frozen=True)
+class EvalKind:
+    """One kind of evaluation, as every stage needs to know it."""
+
+    name: str
+    # "module:function" parsing its table into the kind's frozen config, and the one running
+    # it ((EvalRuns, config, servers) -> EvalResult): loaded on use, so parsing a suite never
+    # imports a runner and a suite without parity never imports the parity runner
+    parser: str
+    runner: str
+    metrics: tuple[str, ...]  # their facts: config/metric_facts.py
+    # metric families measured per prompt length: ``accuracy`` -> ``accuracy@<length>``
+    per_length: tuple[str, ...] = ()
+
+    def produces(self, metric: str) -> bool:
+        if metric in self.metrics:
+            return True
+        family, _, length = metric.partition("@")
+        return family in self.per_length and bool(re.fullmatch(r"\d+", length))
+
+    def metrics_text(self) -> str:
+        return ", ".join([*self.metrics, *(f"{f}@<length>" for f in self.per_length)])
 
 
-def metric_known(kind: str, metric: str) -> bool:
-    if metric in _METRICS[family(kind)]:
-        return True
-    return kind == "long_context" and bool(_LONG_CONTEXT_PER_LENGTH.fullmatch(metric))
+_ACCURACY_METRICS = ("accuracy", "accuracy_strict", "accuracy_flexible", "invalid_rate",
+                     "cut_in_reasoning_rate", "failed_requests", "n", "correct", "stderr")
+_ACCURACY = "pytest_rocm_llm.correctness.accuracy.config:parse_accuracy"
+_RUNS = "pytest_rocm_llm.correctness.runs"
+GSM8K = EvalKind("gsm8k", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS)
+ARITHMETIC = EvalKind("arithmetic", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS)
+GPQA = EvalKind("gpqa", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS)
+TAU2 = EvalKind("tau2", _ACCURACY, f"{_RUNS}:run_tau2", _ACCURACY_METRICS)
+PARITY = EvalKind(
+    "parity", "pytest_rocm_llm.correctness.parity:parse_parity", f"{_RUNS}:run_parity",
+    ("agree_ratio", "match_ratio", "near_tie_ratio", "real_divergences",
+     "real_divergences_first_k", "accept_length", "prompts", "near_ties", "failed_requests"))
+LONG_CONTEXT = EvalKind(
+    "long_context", "pytest_rocm_llm.correctness.long_context:parse_long_context",
+    f"{_RUNS}:run_long_context", ("accuracy_min", "degenerate_outputs"),
+    per_length=("accuracy", "degenerate"))
 
-
-def metrics_of(kind: str) -> str:
-    extra = ", accuracy@<length>, degenerate@<length>" if kind == "long_context" else ""
-    return ", ".join(_METRICS[family(kind)]) + extra
-
-
-# kind -> "module:function" parsing its table into the kind's frozen config. Imported on
-# use, so a suite without parity never imports the parity runner; a new kind is one line here
-# (and its metrics above), never a branch in the parsers.
-PARSERS: dict[str, str] = {
-    **{k: "pytest_rocm_llm.correctness.accuracy.config:parse_accuracy" for k in ACCURACY_KINDS},
-    "parity": "pytest_rocm_llm.correctness.parity:parse_parity",
-    "long_context": "pytest_rocm_llm.correctness.long_context:parse_long_context",
-}
+EVALS: Registry[EvalKind] = Registry("an evaluation", "pytest_rocm_llm.evals", {
+    k: f"pytest_rocm_llm.config.evals:{k.upper()}"
+    for k in ("gsm8k", "arithmetic", "gpqa", "tau2", "parity", "long_context")})
 
 
 def parse_eval(name: str, t: Table, base: Any = None) -> Any:
     """The eval's frozen config (with ``base``: a per-target override of some fields)."""
-    kind = t.kind(KINDS, "an evaluation", base)
-    module, function = PARSERS[kind].split(":")
-    return getattr(importlib.import_module(module), function)(name, t, base)
+    kind = EVALS.get(t.kind(EVALS.names(), "an evaluation", base))
+    return load(kind.parser)(name, t, base)  # type: ignore[operator]
 
 
 def profiles_of(config: Any) -> tuple[str | None, ...]:
     """The server profiles an eval talks to (parity: the speculative one, then its reference)."""
-    if config.kind == "parity":
-        return (config.profile, config.reference_profile)
-    return (config.profile,)
+    reference = getattr(config, "reference_profile", None)
+    return (config.profile,) if reference is None else (config.profile, reference)

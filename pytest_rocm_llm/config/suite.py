@@ -20,15 +20,24 @@ from pydantic import AfterValidator, Field
 from pytest_rocm_llm.config.checks import Check, parse_check
 from pytest_rocm_llm.config.context_limits import check_suite as check_long_context_fits
 from pytest_rocm_llm.config.evals import parse_eval, profiles_of
-from pytest_rocm_llm.config.fields import StrList, each_one_of, matches, one_of
+from pytest_rocm_llm.config.fields import StrList, check, each_one_of, matches
 from pytest_rocm_llm.config.suite_model import ModelSpec, Profile, Suite
 from pytest_rocm_llm.config.targets import TARGETS, FlagValue
 from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
 from pytest_rocm_llm.config.workload import Workload, parse_workload
 from pytest_rocm_llm.errors import ConfigError
+from pytest_rocm_llm.kinds import Registry
 
 SUITE_FILE = "suite.toml"
-ENGINES = ("sglang", "vllm")
+# The engines a suite may name; each entry is the engine's adapter (serving/engines/, the
+# Engine protocol), loaded only when a server starts or its flags are checked.
+ENGINES: Registry[Any] = Registry("an engine", "pytest_rocm_llm.engines", {
+    "sglang": "pytest_rocm_llm.serving.engines.sglang:ENGINE",
+    "vllm": "pytest_rocm_llm.serving.engines.vllm:ENGINE"})
+# checked when a table is read, not when this module loads: the entry points are read once,
+# on first use
+_ENGINE = check(lambda v: v is None or v in ENGINES,
+                lambda v: f"{v!r} is not a supported engine ({', '.join(ENGINES.names())})")
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 _FLAG = r"[a-z0-9][a-z0-9-]*"
 _ENV = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -80,7 +89,7 @@ class ProfileOverride(TomlTable):
 class ProfileTable(ProfileOverride):
     """``[profiles.<p>]``."""
 
-    engine: Annotated[str | None, one_of(ENGINES, "a supported engine")] = None
+    engine: Annotated[str | None, _ENGINE] = None
 
 
 class ModelTable(TomlTable):
@@ -107,7 +116,7 @@ class SuiteSection(TomlTable):
 
     name: Annotated[str | None, matches(_NAME)] = None  # None: the directory's name
     description: str = ""
-    engine: Annotated[str, one_of(ENGINES, "a supported engine")] = "sglang"
+    engine: Annotated[str, _ENGINE] = "sglang"
     targets: Annotated[StrList, each_one_of(tuple(TARGETS))] = tuple(TARGETS)
     default_profile: str | None = None
 

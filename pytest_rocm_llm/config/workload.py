@@ -1,7 +1,9 @@
 """Workload definitions in suite.toml: what to send, how fast, and how big.
 
 Kept apart from the runners so that parsing a suite imports neither numpy nor an HTTP stack.
-Each kind is a pydantic model (``TABLES``); ``parse_workload`` looks the kind up there.
+Each kind is one record (``WorkloadKind``: its table model, its runner, its metrics) in one
+registry (``WORKLOADS``, open to other packages through the ``pytest_rocm_llm.workloads``
+entry point group); ``parse_workload`` looks the kind up there.
 """
 
 from __future__ import annotations
@@ -13,8 +15,13 @@ from pydantic import Field, model_validator
 
 from pytest_rocm_llm.config.fields import NumberList, check, one_of
 from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, problem, validate
+from pytest_rocm_llm.kinds import Registry
 
 APIS = ("generate", "completions", "chat")
+# How a kind sends its requests: the next when the last one ends (a single stream: its speed
+# is per request), on a Poisson schedule at request_rate (its rate and cache hit are
+# preconditions), or at each of its rates in turn (each step judged as it runs).
+Arrivals = Literal["one_at_a_time", "at_a_rate", "at_each_rate"]
 PROMPT_SOURCES = ("random", "gsm8k")
 
 
@@ -48,10 +55,15 @@ class Workload:
     prompts: str = "random"
 
     @property
+    def arrivals(self) -> Arrivals:
+        """How its kind sends requests (WorkloadKind.arrivals)."""
+        return WORKLOADS.get(self.kind).arrivals
+
+    @property
     def expected_tokens(self) -> tuple[int, int]:
         """(requests, prompt + output tokens) this workload sends, warm-up included."""
         per = self.input_tokens + self.output_tokens
-        if self.kind == "rate_sweep":
+        if self.arrivals == "at_each_rate":
             n = self.requests * len(self.rates)
         else:
             n = self.requests
@@ -59,7 +71,7 @@ class Workload:
         return n, n * per
 
 
-class _WorkloadTable(TomlTable):
+class WorkloadTable(TomlTable):
     """``[workloads.<name>]`` keys every kind reads; each kind's model states its own needs."""
 
     kind: str
@@ -83,11 +95,11 @@ class _WorkloadTable(TomlTable):
     prompts: Annotated[str, one_of(PROMPT_SOURCES, "a prompt source")] = "random"
 
 
-class SingleStreamTable(_WorkloadTable):
+class SingleStreamTable(WorkloadTable):
     kind: Literal["single_stream"] = "single_stream"
 
 
-class FixedRateTable(_WorkloadTable):
+class FixedRateTable(WorkloadTable):
     kind: Literal["fixed_rate"] = "fixed_rate"
 
     @model_validator(mode="after")
@@ -97,7 +109,7 @@ class FixedRateTable(_WorkloadTable):
         return self
 
 
-class RateSweepTable(_WorkloadTable):
+class RateSweepTable(WorkloadTable):
     kind: Literal["rate_sweep"] = "rate_sweep"
 
     @model_validator(mode="after")
@@ -110,17 +122,47 @@ class RateSweepTable(_WorkloadTable):
         return self
 
 
-# kind -> its table: a new workload kind is one model here (and its runner), no branch in
-# the parser.
-TABLES: dict[str, type[_WorkloadTable]] = {
-    "single_stream": SingleStreamTable, "fixed_rate": FixedRateTable,
-    "rate_sweep": RateSweepTable}
-KINDS = tuple(TABLES)
+@dataclass(frozen=True)
+class WorkloadKind:
+    """One kind of workload, as every stage needs to know it."""
+
+    name: str
+    table: type[WorkloadTable]
+    # "module:function" running one trial, (base_url, model, vocab, workload, progress,
+    # headers) -> a coroutine of its WorkloadResult: loaded when it runs (performance/)
+    runner: str
+    metrics: tuple[str, ...]  # their facts: config/metric_facts.py
+    arrivals: Arrivals
+
+
+# What every run of requests measures (performance/metrics.py), and the cost beside it.
+RUN_METRICS = ("output_speed_tok_s", "output_tok_s", "total_tok_s", "request_throughput",
+               "ttft_p50_s", "ttft_p99_s", "ttft_max_s", "tpot_p50_s", "tpot_p99_s",
+               "itl_p99_s", "e2e_p50_s", "success_ratio", "cache_hit_ratio", "accept_length",
+               "usd_per_mtok", "steady_output_tok_s", "mean_output_tokens")
+_RUNNERS = "pytest_rocm_llm.performance.workloads"
+SINGLE_STREAM = WorkloadKind("single_stream", SingleStreamTable,
+                             f"{_RUNNERS}:run_single_stream", RUN_METRICS, "one_at_a_time")
+FIXED_RATE = WorkloadKind("fixed_rate", FixedRateTable, f"{_RUNNERS}:run_fixed_rate",
+                          RUN_METRICS, "at_a_rate")
+# a sweep also finds the highest rate the node holds, and the output speed at its best step
+RATE_SWEEP = WorkloadKind("rate_sweep", RateSweepTable, f"{_RUNNERS}:run_rate_sweep",
+                          (*RUN_METRICS, "saturation_rate", "capacity_output_tok_s"),
+                          "at_each_rate")
+
+WORKLOADS: Registry[WorkloadKind] = Registry("a workload", "pytest_rocm_llm.workloads", {
+    k: f"pytest_rocm_llm.config.workload:{k.upper()}"
+    for k in ("single_stream", "fixed_rate", "rate_sweep")})
+
+
+def metrics_of_workloads() -> tuple[str, ...]:
+    """Every metric some workload kind produces, in the kinds' order."""
+    return tuple(dict.fromkeys(m for kind in WORKLOADS for m in kind.metrics))
 
 
 def parse_workload(name: str, t: Table, base: Workload | None = None) -> Workload:
     """A workload from its table; with ``base``, a per-target override of some fields."""
-    kind = t.kind(KINDS, "a workload", base)
-    schema = TABLES[kind]
+    kind = t.kind(WORKLOADS.names(), "a workload", base)
+    schema = WORKLOADS.get(kind).table
     table = validate(schema, t, {**override_of(schema, base, t.data), "kind": kind})
     return Workload(name=name, **table.model_dump())

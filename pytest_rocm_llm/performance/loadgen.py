@@ -15,7 +15,7 @@ import gc
 import json
 import sys
 
-from pytest_rocm_llm.config.workload import APIS, KINDS, Workload
+from pytest_rocm_llm.config.workload import APIS, WORKLOADS, Workload
 from pytest_rocm_llm.performance.prompts import load_vocabulary
 from pytest_rocm_llm.performance.workloads import run_workload
 
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base-url", required=True)
     p.add_argument("--model-dir", required=True, help="served model directory (tokenizer.json)")
     p.add_argument("--served-model-name", default="default")
-    p.add_argument("--kind", choices=KINDS, default="fixed_rate")
+    p.add_argument("--kind", choices=WORKLOADS.names(), default="fixed_rate")
     p.add_argument("--api", choices=APIS[:2], default="generate")
     p.add_argument("--input-tokens", type=int, required=True)
     p.add_argument("--output-tokens", type=int, required=True)
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
                  input_tokens=a.input_tokens, output_tokens=a.output_tokens,
                  requests=a.requests, warmup=a.warmup, seed=a.seed, cache_hit=a.cache_hit,
                  request_rate=a.request_rate, rates=tuple(a.rates), ttft_slo_s=a.ttft_slo_s)
-    if w.kind == "fixed_rate" and w.request_rate is None:
+    if w.arrivals == "at_a_rate" and w.request_rate is None:
         p.error("--kind fixed_rate needs --request-rate")
     progress = (lambda _m: None) if a.quiet else (lambda m: print(m, file=sys.stderr))
     vocabulary = load_vocabulary(a.model_dir)

@@ -46,7 +46,7 @@ def run_problems(w: Workload, m: Mapping[str, float | None], recs: Sequence[Requ
                             f"{RATE_TOLERANCE:.0%} of the target {rate:g} req/s")
     # With no successful request there is no cache report to read: that run is the
     # server's failure, named as such, not a missing --enable-cache-report.
-    if w.kind in ("fixed_rate", "rate_sweep") and w.cache_hit > 0 and ok:
+    if w.arrivals != "one_at_a_time" and w.cache_hit > 0 and ok:
         hit = m.get("cache_hit_ratio")
         if hit is None:
             problems.append("the server reported no cached_tokens (sglang: "

@@ -131,7 +131,8 @@ def summarize(result: WorkloadResult) -> str:
         return "-" if v is None else format(v, fmt)
 
     parts = [f"{f('succeeded', '.0f')}/{f('requests', '.0f')} ok"]
-    if result.workload.kind == "single_stream":
+    arrivals = result.workload.arrivals
+    if arrivals == "one_at_a_time":
         parts.append(f"output speed {f('output_speed_tok_s', '.1f')} tok/s")
         parts.append(f"TTFT p50 {f('ttft_p50_s', '.2f')} s")
     else:
@@ -142,12 +143,12 @@ def summarize(result: WorkloadResult) -> str:
             parts.append(f"steady state {f('steady_output_tok_s', '.1f')} out tok/s over "
                          f"{f('steady_window_s', '.0f')} s")
         parts.append(f"{f('mean_output_tokens', '.0f')} mean output tokens")
-    if result.workload.kind == "rate_sweep":
+    if arrivals == "at_each_rate":
         parts.append(f"saturation {f('saturation_rate', 'g')} req/s")
         if m.get("capacity_output_tok_s") is not None:
             parts.append(f"capacity {f('capacity_output_tok_s', '.1f')} out tok/s at "
                          f"{f('capacity_rate', 'g')} req/s")
-    key = "output_speed_tok_s" if result.workload.kind == "single_stream" else "output_tok_s"
+    key = "output_speed_tok_s" if arrivals == "one_at_a_time" else "output_tok_s"
     values = [v for t in result.trials if (v := t.get(key)) is not None]
     if len(values) >= 2:
         # The spread the baseline gate uses: between trials, not between requests.

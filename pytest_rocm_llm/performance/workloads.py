@@ -25,8 +25,9 @@ import httpx
 
 from pytest_rocm_llm.client.records import RequestRecord
 from pytest_rocm_llm.client.streaming import TokenClock, build_payload, stream_request
-from pytest_rocm_llm.config.workload import Workload
+from pytest_rocm_llm.config.workload import WORKLOADS, Workload
 from pytest_rocm_llm.http import async_client
+from pytest_rocm_llm.kinds import load
 from pytest_rocm_llm.performance.metrics import serving_metrics
 from pytest_rocm_llm.performance.preconditions import judge_step
 from pytest_rocm_llm.performance.prompts import Vocabulary, poisson_schedule, workload_prompts
@@ -211,10 +212,6 @@ def capacity(steps: list[dict[str, Any]], invalid: bool) -> dict[str, float | No
             "capacity_window_s": best.get("steady_window_s")}
 
 
-RUNNERS = {"single_stream": run_single_stream, "fixed_rate": run_fixed_rate,
-           "rate_sweep": run_rate_sweep}
-
-
 class WorkloadTimeout(TimeoutError):
     """The whole run exceeded the workload's ``timeout_s`` (the server hangs)."""
 
@@ -276,7 +273,8 @@ def run_workload(base_url: str, model: str, vocab: Vocabulary, w: Workload,
     """Run ``w`` (``trials`` times, fresh prompts each); ``watch`` is called every
     ``poll_s`` and aborts the run by raising; ``first_token_stall_s``: see ``_guarded``."""
     def once(wl: Workload) -> WorkloadResult:
-        runner = RUNNERS[wl.kind](base_url, model, vocab, wl, progress, headers)
+        run = load(WORKLOADS.get(wl.kind).runner)
+        runner = run(base_url, model, vocab, wl, progress, headers)  # type: ignore[operator]
         return asyncio.run(_guarded(wl, runner, watch, poll_s, first_token_stall_s))
 
     if w.trials == 1:

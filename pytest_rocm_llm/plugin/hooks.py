@@ -378,18 +378,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         config.workeroutput[WORKEROUTPUT_KEY] = collector.to_workeroutput()  # type: ignore
         return
     collector.flush()  # only the controller writes baselines
-    from pytest_rocm_llm.plugin.outputs import append_summary, write_run_outputs
-
-    s = run.settings
-    report = _report_so_far(config, run)
-    write_run_outputs(config, s, report)
+    from pytest_rocm_llm.plugin.outputs import write_outputs
     from pytest_rocm_llm.verdicts.verdict import unjudged_failure
 
+    s = run.settings
     failure = s.target and unjudged_failure(s.target, collector.verdicts, s.allow_unjudged)
     if failure and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    run.report = report.with_outcome(int(session.exitstatus), failure or None)
-    append_summary(s, run.report)
+    run.report = _report_so_far(config, run).with_outcome(int(session.exitstatus),
+                                                          failure or None)
+    write_outputs(config, s, run.report)
 
 
 def _report_so_far(config: pytest.Config, run: RunSession) -> RunReport:

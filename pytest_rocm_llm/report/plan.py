@@ -235,7 +235,7 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
         w(f"  {wname}: {wl.kind} on profile {profile_name}, api {wl.api}"
           + (f" - {wl.description}" if wl.description else ""))
         shape = [f"{wl.input_tokens} in / {wl.output_tokens} out",
-                 f"{wl.requests} requests" + (" per rate" if wl.kind == "rate_sweep" else ""),
+                 f"{wl.requests} requests" + (" per rate" if wl.arrivals == "at_each_rate" else ""),
                  f"{wl.warmup} warm-up", f"seed {wl.seed}"]
         shape.append("natural-text prompts (gsm8k train)" if wl.prompts == "gsm8k"
                      else "random-id prompts")
@@ -250,7 +250,7 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
             shape.append(f"TTFT SLO {_num(wl.ttft_slo_s)} s")
         w("    " + ", ".join(shape))
         w(f"    sends ~{n} requests, {tokens:,} prompt + output tokens"
-          + (" (if every rate holds)" if wl.kind == "rate_sweep" else ""))
+          + (" (if every rate holds)" if wl.arrivals == "at_each_rate" else ""))
     if suite.workloads:
         w(f"  total: ~{total_requests} requests, {total_tokens:,} tokens")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pytest_rocm_llm.config.metric_facts import is_proportion
 from pytest_rocm_llm.correctness.accuracy.config import paired_only_reason
-from pytest_rocm_llm.verdicts.baselines import proportion_metrics
 from pytest_rocm_llm.verdicts.power import describe_gate
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def check_lines(suite: Suite, target: Target, stored: BaselineFile | None) -> li
         runs = suite.workload_for(check.workload, target).trials if check.workload else 1
         items = (getattr(suite.eval_for(check.eval, target), "limit", None) if check.eval
                  else None)
-        if check.workload and check.metric in proportion_metrics():
+        if check.workload and is_proportion(check.metric):
             # a share of the workload's requests: its binomial power is over that many
             items = suite.workload_for(check.workload, target).requests
         if paired_only is not None:

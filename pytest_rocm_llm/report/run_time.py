@@ -97,7 +97,7 @@ def suite_speeds(suite: Suite, target: Target) -> Speeds:
     stream, batch = floors(_STREAM), floors(_BATCH)
     offered = [w.request_rate * w.input_tokens * (1 - w.cache_hit)
                for w in (suite.workload_for(n, target) for n in suite.workloads)
-               if w.kind == "fixed_rate" and w.request_rate]
+               if w.arrivals == "at_a_rate" and w.request_rate]
     decode = min(stream) if stream else None
     return Speeds(decode, max(batch) if batch else decode, max(offered) if offered else None,
                   "the suite's floors on this target: single stream "
@@ -116,7 +116,7 @@ def workload_s(w: Workload, sp: Speeds) -> float | None:
         return None
     one = w.output_tokens / sp.decode_tok_s + (
         w.input_tokens * (1 - w.cache_hit) / sp.prefill_tok_s if sp.prefill_tok_s else 0.0)
-    if w.kind == "single_stream":
+    if w.arrivals == "one_at_a_time":
         return (w.requests * w.trials + w.warmup) * one
     rates = w.rates or ((w.request_rate,) if w.request_rate else ())
     # arrivals over each rate, then the last request's own time to drain

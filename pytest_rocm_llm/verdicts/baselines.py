@@ -13,11 +13,11 @@ import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from pytest_rocm_llm.config.checks import Gate
+from pytest_rocm_llm.config.metric_facts import is_proportion
 from pytest_rocm_llm.errors import ConfigError
 from pytest_rocm_llm.verdicts.gate import BINOMIAL, Measurement, binomial
 
@@ -29,14 +29,6 @@ def schema() -> dict[str, Any]:
     from pytest_rocm_llm.verdicts.baseline_model import json_schema
 
     return json_schema()
-
-
-@cache
-def proportion_metrics() -> frozenset[str]:
-    """Metrics that are a share of n items: their noise is binomial."""
-    from pytest_rocm_llm.config.evals import RATIO_METRICS
-
-    return frozenset({*RATIO_METRICS, "success_ratio", "invalid_rate"})
 
 
 @dataclass(frozen=True)
@@ -51,7 +43,7 @@ class BaselineEntry:
         stays within-run, so the gate reports instead of pretending it is run-to-run noise."""
         d = self.data
         value, n, kind = float(d["value"]), int(d["n"]), d.get("spread_kind", "stderr")
-        if kind == BINOMIAL or (kind == "stderr" and d["metric"] in proportion_metrics()):
+        if kind == BINOMIAL or (kind == "stderr" and is_proportion(d["metric"])):
             return binomial(value, n)
         # Files written before spread_scope existed hold one session's trials: that is how
         # a workload's trials have always been recorded.

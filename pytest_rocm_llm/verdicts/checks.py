@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from pytest_rocm_llm.config import metric_facts
 from pytest_rocm_llm.config.checks import Check
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.performance.preconditions import failed_requests, run_problems
@@ -31,23 +32,15 @@ class FloorMissed(VerdictFailure):
 def preconditions(result: WorkloadResult) -> list[str]:
     """What is wrong with the run, in words; empty when floors may be asserted."""
     w, m, recs = result.workload, result.metrics, result.records
-    if w.kind == "rate_sweep":
+    if w.arrivals == "at_each_rate":
         # Each step was validated as it ran (judge_step); a step the server could not hold
         # is the measurement, not a broken precondition, so the records are not re-read.
         return list(result.problems) if result.steps else ["the workload produced no requests"]
     if not recs:
         return ["the workload produced no requests"]
     failed = failed_requests(recs)
-    rate = w.request_rate if w.kind == "fixed_rate" else None
+    rate = w.request_rate if w.arrivals == "at_a_rate" else None
     return ([failed] if failed else []) + run_problems(w, m, recs, rate)
-
-
-# Metrics that are a median or mean of per-request values: their spread comes from the run's
-# own requests. Others (maxima, percentiles, rates over a window) get one from trials only.
-_PER_REQUEST = {
-    "output_speed_tok_s": ("output_speed_tok_s", 1.2533),  # stderr of a median ~ 1.25x mean's
-    "tpot_p50_s": ("tpot_s", 1.2533),
-}
 
 
 def measure(check: Check, result: WorkloadResult) -> Measurement:
@@ -59,11 +52,12 @@ def measure(check: Check, result: WorkloadResult) -> Measurement:
     if len(trials) >= 2:  # the spread between runs, the only one a baseline gate may use
         return between_runs(trials, len(result.records))
     ok = [r for r in result.records if r.ok]
-    if check.metric == "success_ratio":
+    facts = metric_facts.facts(check.metric)
+    if facts.noise == "binomial":  # a share of the run's requests
         return Measurement(float(value), len(result.records),
                            binomial_stderr(float(value), len(result.records)))
-    if check.metric in _PER_REQUEST:
-        attr, factor = _PER_REQUEST[check.metric]
+    if facts.per_request is not None:  # a median or mean of one value per request
+        attr, factor = facts.per_request
         values = [v for r in ok if (v := getattr(r, attr)) is not None]
         se = stderr_of_mean(values)
         return Measurement(float(value), max(len(values), 1),

@@ -67,7 +67,7 @@ def figure_notes(check: Check, result: WorkloadResult) -> tuple[str, ...]:
              f"steady state: {_f(m.get('steady_output_tok_s'))} tok/s ({STEADY_WINDOW}, "
              f"{_f(m.get('steady_window_s'), '.0f')} s)",
              f"{_f(mean)} mean output tokens per completed request"]
-    if w.kind == "fixed_rate" and w.request_rate and mean:
+    if w.arrivals == "at_a_rate" and w.request_rate and mean:
         notes.append(f"offered: {w.request_rate:g} req/s x {mean:.4g} tokens = "
                      f"{w.request_rate * mean:.4g} tok/s (a node that keeps up shows this "
                      "in steady state and no more: it measures keeping up, not capacity)")

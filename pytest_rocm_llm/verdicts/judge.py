@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_rocm_llm.config.checks import UNITS, Check
+from pytest_rocm_llm.config import metric_facts
+from pytest_rocm_llm.config.checks import Check
 from pytest_rocm_llm.correctness.result import EvalResult
 from pytest_rocm_llm.errors import VerdictFailure
 from pytest_rocm_llm.serving.engines import flags_to_argv
@@ -153,7 +154,7 @@ def judge_workload(check: Check, result: WorkloadResult, suite: Suite, target: T
     outcome = conclude(spec_of(check), m, problems, base, baselines, mode, provenance)
     if outcome.error is None or outcome.decision.cause not in ("floor", "gate"):
         return outcome
-    unit = f" {UNITS[check.metric]}" if UNITS.get(check.metric) else ""
+    unit = f" {u}" if (u := metric_facts.unit(check.metric)) else ""
     shown = "; ".join(f"{name}: {check.metric} = {v:.4g}{unit}" for name, v in values.items())
     return Outcome(outcome.decision, type(outcome.error)(f"{outcome.error}\n  {shown}"))
 
@@ -204,8 +205,6 @@ def ratio_measurement(check: Check, result: WorkloadResult, reference: WorkloadR
 
 
 def eval_measurement(check: Check, result: EvalResult) -> Measurement:
-    from pytest_rocm_llm.config.evals import RATIO_METRICS
-
     value = float(result.metrics[check.metric])
     n = int(result.metrics.get("n") or result.metrics.get("prompts") or len(result.records) or 1)
     if check.metric == "accuracy_min":  # a share of one length's items, not of all lengths'
@@ -214,7 +213,7 @@ def eval_measurement(check: Check, result: EvalResult) -> Measurement:
             if r.get("ok", True) and "length" in r:
                 per_length[r["length"]] = per_length.get(r["length"], 0) + 1
         n = min(per_length.values(), default=n)
-    if check.metric in RATIO_METRICS:
+    if metric_facts.is_proportion(check.metric):
         return binomial(value, n)
     return Measurement(value, n, None)  # no known run-to-run noise: reported only
 

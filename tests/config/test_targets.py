@@ -182,5 +182,6 @@ def test_an_unknown_platform_is_named_with_the_known_ones() -> None:
     from pytest_rocm_llm.errors import ConfigError
 
     odd = dataclasses.replace(TARGETS["b200"], kind="tpu")
-    with pytest.raises(ConfigError, match=r"'tpu' is not a platform \(cpu, rocm, cuda\)"):
+    with pytest.raises(ConfigError, match=r"'tpu' is not a platform kind \(cpu, rocm, cuda\); a "
+                       r"package adds one through the 'pytest_rocm_llm.platforms' entry point"):
         assert odd.is_gpu

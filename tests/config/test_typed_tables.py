@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import Field, ValidationError
 
-from pytest_rocm_llm.config.evals import KINDS, PARSERS, parse_eval
+from pytest_rocm_llm.config.evals import EVALS, parse_eval
 from pytest_rocm_llm.config.suite import parse_suite
 from pytest_rocm_llm.config.toml import Table, TomlTable, overlay, validate
 from pytest_rocm_llm.errors import ConfigError
@@ -55,8 +55,12 @@ def test_overlay_replaces_keys_and_merges_subtables_key_by_key() -> None:
     assert base == {"a": 1, "t": {"x": 1, "y": 2}, "l": [1, 2]}, "the base is not changed"
 
 
-def test_every_evaluation_kind_has_a_parser_and_nothing_else_does() -> None:
-    assert set(PARSERS) == set(KINDS)
+def test_every_evaluation_kind_names_a_parser_and_a_runner_that_load() -> None:
+    from pytest_rocm_llm.kinds import load
+
+    assert EVALS.names() == ("gsm8k", "arithmetic", "gpqa", "tau2", "parity", "long_context")
+    for kind in EVALS:
+        assert callable(load(kind.parser)) and callable(load(kind.runner)), kind.name
 
 
 def test_parsed_tables_are_frozen() -> None:

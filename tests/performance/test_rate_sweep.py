@@ -140,7 +140,7 @@ def test_each_trial_of_a_sweep_is_validated(monkeypatch: pytest.MonkeyPatch) -> 
 
         return await run_rate_sweep(base_url, model, vocab, w, progress, headers, fake_step)
 
-    monkeypatch.setitem(workloads.RUNNERS, "rate_sweep", runner)
+    monkeypatch.setattr(workloads, "run_rate_sweep", runner)  # what the kind names
     result = run_workload("http://x", "m", None, replace(SWEEP, trials=2), lambda _m: None,
                           poll_s=0.01)
     problems = preconditions(result)

@@ -194,7 +194,7 @@ def test_keeping_up_at_2_4_shows_the_offered_arithmetic(tmp_path: Path) -> None:
     ("min = 262.6", "min = 150", "key 'checks.capacity.min': a capacity floor of 150 tok/s is "
      "below the sweep's first step (2 req/s x 100 tokens = 200 tok/s)"),
     ('workload = "sat"', 'workload = "agg"', "key 'checks.capacity.metric': "
-     "capacity_output_tok_s is the best step of a rate_sweep workload; 'agg' is a fixed_rate"),
+     "capacity_output_tok_s is measured by a rate_sweep workload; 'agg' is a fixed_rate"),
 ])
 def test_a_capacity_floor_the_sweep_cannot_judge_is_a_usage_error(old, new, expected) -> None:
     text = SUITE.replace(old, new, 1)

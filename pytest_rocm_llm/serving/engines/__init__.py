@@ -171,14 +171,10 @@ class ServerModule:
                               self.name)
 
 
-# engine name -> module and class of its adapter, imported on first use
-ENGINES = {"sglang": ("pytest_rocm_llm.serving.engines.sglang", "SGLang"),
-           "vllm": ("pytest_rocm_llm.serving.engines.vllm", "VLLM")}
-
-
 def get_engine(name: str) -> Engine:
-    import importlib
+    """The adapter of the engine a suite names (config/suite.py ENGINES, open to other
+    packages through the ``pytest_rocm_llm.engines`` entry point group)."""
+    from pytest_rocm_llm.config.suite import ENGINES
 
-    module, cls = ENGINES[name]  # KeyError for an unknown engine, as before
-    engine: Engine = getattr(importlib.import_module(module), cls)()
+    engine: Engine = ENGINES.get(name)
     return engine

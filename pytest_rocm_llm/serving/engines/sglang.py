@@ -79,3 +79,6 @@ class SGLang(ServerModule):
         if r.status_code != 200:
             return None  # launched without --enable-metrics
         return sglang_counters(r.text)
+
+
+ENGINE = SGLang()  # what the engine registry names (config/suite.py ENGINES)

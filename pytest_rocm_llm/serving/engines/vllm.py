@@ -88,6 +88,9 @@ class VLLM(ServerModule):
         return counters_from_metrics(r.text)
 
 
+ENGINE = VLLM()  # what the engine registry names (config/suite.py ENGINES)
+
+
 def counters_from_metrics(text: str) -> SpecCounters | None:
     """Drafts and accepted tokens in a Prometheus exposition, summed over engines, as verify
     steps and the tokens they emitted: a draft yields its accepted tokens plus one, so
