@@ -30,6 +30,12 @@ class EvalKind:
     metrics: tuple[str, ...]  # their facts: config/metric_facts.py
     # metric families measured per prompt length: ``accuracy`` -> ``accuracy@<length>``
     per_length: tuple[str, ...] = ()
+    # what a failed check of it means, in the report's categories (verdicts/status.py):
+    # "accuracy" (answers got worse) or "parity" (outputs diverge from the reference's)
+    failure: str = "accuracy"
+    # "module:function" (config, data_dir, gpqa_csv, gpqa_sha256) raising Unavailable when
+    # the eval's local data or tool is missing or altered, checked before any server starts
+    inputs: str | None = None
 
     def produces(self, metric: str) -> bool:
         if metric in self.metrics:
@@ -45,14 +51,21 @@ _ACCURACY_METRICS = ("accuracy", "accuracy_strict", "accuracy_flexible", "invali
                      "cut_in_reasoning_rate", "failed_requests", "n", "correct", "stderr")
 _ACCURACY = "pytest_rocm_llm.correctness.accuracy.config:parse_accuracy"
 _RUNS = "pytest_rocm_llm.correctness.runs"
-GSM8K = EvalKind("gsm8k", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS)
+# GSM8K without a data directory is located too: in the Hugging Face cache (a pinned commit's
+# cached file is used with no network), else fetched; an air-gapped node without it learns
+# so before its servers start, not hours later when the eval's turn comes.
+_ITEMS = "pytest_rocm_llm.correctness.accuracy.config:build_items"
+GSM8K = EvalKind("gsm8k", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS,
+                 inputs=_ITEMS)
 ARITHMETIC = EvalKind("arithmetic", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS)
-GPQA = EvalKind("gpqa", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS)
-TAU2 = EvalKind("tau2", _ACCURACY, f"{_RUNS}:run_tau2", _ACCURACY_METRICS)
+GPQA = EvalKind("gpqa", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS, inputs=_ITEMS)
+TAU2 = EvalKind("tau2", _ACCURACY, f"{_RUNS}:run_tau2", _ACCURACY_METRICS,
+                inputs="pytest_rocm_llm.correctness.accuracy.tau2:check_inputs")
 PARITY = EvalKind(
     "parity", "pytest_rocm_llm.correctness.parity:parse_parity", f"{_RUNS}:run_parity",
     ("agree_ratio", "match_ratio", "near_tie_ratio", "real_divergences",
-     "real_divergences_first_k", "accept_length", "prompts", "near_ties", "failed_requests"))
+     "real_divergences_first_k", "accept_length", "prompts", "near_ties", "failed_requests"),
+    failure="parity")
 LONG_CONTEXT = EvalKind(
     "long_context", "pytest_rocm_llm.correctness.long_context:parse_long_context",
     f"{_RUNS}:run_long_context", ("accuracy_min", "degenerate_outputs"),

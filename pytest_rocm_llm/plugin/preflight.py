@@ -33,17 +33,13 @@ def load_baselines(suites: Iterable[Suite], target: Target, baselines: BaselineC
 
 def check_eval_inputs(config: Any, settings: Settings) -> None:
     """Raises Unavailable when the eval's local data or tool is missing or altered."""
-    if config.kind == "tau2":
-        from pytest_rocm_llm.correctness.accuracy import tau2
+    from pytest_rocm_llm.config.evals import EVALS
+    from pytest_rocm_llm.kinds import load
 
-        tau2.find_command(config)
-    elif config.kind in ("gpqa", "gsm8k"):
-        # GSM8K without a data directory is located now too: in the Hugging Face cache (a
-        # pinned commit's cached file is used with no network), else fetched; an air-gapped
-        # node without it learns so here, not hours later when the eval's turn comes.
-        from pytest_rocm_llm.correctness.accuracy.config import build_items
-
-        build_items(config, settings.data_dir, settings.gpqa_csv, settings.gpqa_sha256)
+    inputs = EVALS.get(config.kind).inputs
+    if inputs is not None:
+        load(inputs)(config, settings.data_dir, settings.gpqa_csv,  # type: ignore[operator]
+                     settings.gpqa_sha256)
 
 
 def unjudgeable(checks: Iterable[tuple[Suite, Check]], target: Target,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rocm_llm.config.builds import Build
+from pytest_rocm_llm.config.evals import profiles_of
 from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite_model import Suite
 from pytest_rocm_llm.config.targets import Target
@@ -265,8 +266,7 @@ def render_plan(suite: Suite, target: Target, settings: Settings,
                      if getattr(e, k, None) not in (None, ())}
             if getattr(e, "chat_template_kwargs", ()):
                 sizes["chat_template_kwargs"] = json.dumps(dict(e.chat_template_kwargs))
-            on = (f"{e.profile} vs {e.reference_profile}" if e.kind == "parity"
-                  else e.profile or suite.default_profile)
+            on = " vs ".join(p or suite.default_profile for p in profiles_of(e))
             w(f"  {name}: {e.kind} on profile {on}; "
               + ", ".join(f"{k} {v}" for k, v in sizes.items()))
         w("")

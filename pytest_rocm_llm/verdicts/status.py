@@ -45,9 +45,12 @@ class Category(Enum):
     def of_check(cls, feature: str, kind: str | None) -> Category:
         """A judged check's failure: by what it measured (a paired parity eval diverges,
         other evals regress in accuracy)."""
+        from pytest_rocm_llm.config.evals import EVALS
+
         if feature == "performance":
             return cls.PERFORMANCE
-        return cls.PARITY if kind == "parity" else cls.ACCURACY
+        failure = EVALS.get(kind).failure if kind is not None and kind in EVALS else "accuracy"
+        return cls.PARITY if failure == "parity" else cls.ACCURACY
 
     def allure(self) -> dict[str, Any]:
         """Its entry in Allure's categories.json."""

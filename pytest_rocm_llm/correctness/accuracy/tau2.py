@@ -64,6 +64,12 @@ def find_command(config: AccuracyConfig) -> list[str]:
     return argv
 
 
+def check_inputs(config: AccuracyConfig, *_data: object) -> None:
+    """tau2's inputs (config/evals.py TAU2): its command, which brings the tasks; the data
+    directory and GPQA file the other kinds read are not its."""
+    find_command(config)
+
+
 def _llm(endpoint: Endpoint, config: AccuracyConfig, agent: bool = True) -> tuple[str, str]:
     args: dict[str, Any] = {"api_base": endpoint.base_url.rstrip("/") + "/v1",
                             "temperature": config.temperature, "max_tokens": config.max_tokens}
