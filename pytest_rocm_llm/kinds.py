@@ -29,9 +29,11 @@ def load(reference: str) -> object:
 class Registry(Generic[T]):
     """Kinds by name: ``built_in`` (name -> ``"module:attribute"``), then the group's."""
 
-    def __init__(self, noun: str, group: str, built_in: Mapping[str, str]) -> None:
+    def __init__(self, noun: str, group: str, built_in: Mapping[str, str],
+                 key: str = "name") -> None:
         self.noun = noun  # what one is, in errors: "a workload"
         self.group = group
+        self.key = key  # the attribute that names a kind ("name"; a platform's "kind")
         self._built_in = dict(built_in)
 
     # Once per process and registry: scanning the entry points reads every installed
@@ -62,7 +64,8 @@ class Registry(Generic[T]):
     @functools.cache  # noqa: B019 - registries live as long as the process
     def _load(self, name: str) -> T:
         kind = load(self._references[name])
-        if getattr(kind, "name", name) != name:
+        if getattr(kind, self.key, None) != name:
             raise ConfigError(f"the {self.group!r} entry point {name!r} loads a kind named "
-                              f"{kind.name!r}; name the entry point as the kind")
+                              f"{getattr(kind, self.key, None)!r}; name the entry point as the "
+                              f"kind")
         return kind  # type: ignore[return-value]

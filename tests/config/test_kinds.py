@@ -148,8 +148,17 @@ def test_an_unknown_kind_names_the_known_ones_and_where_more_come_from() -> None
 
 
 def test_every_built_in_kind_loads_under_its_own_name() -> None:
-    for registry in (WORKLOADS, EVALS, ENGINES):
-        assert [kind.name for kind in registry] == list(registry.names())
+    from pytest_rocm_llm.config.platforms import PLATFORMS
+    from pytest_rocm_llm.kinds import load
+    from pytest_rocm_llm.plugin.outputs import OUTPUTS
+
+    registries: tuple[Registry, ...] = (WORKLOADS, EVALS, ENGINES, PLATFORMS, OUTPUTS)
+    for registry in registries:
+        assert [getattr(kind, registry.key) for kind in registry] == list(registry.names())
+    # what the records name by reference (a higher layer's function) exists and is callable
+    refs = [w.runner for w in WORKLOADS] + [r for e in EVALS
+                                            for r in (e.parser, e.runner, e.inputs) if r]
+    assert all(callable(load(r)) for r in refs), refs
     odd: Registry[object] = Registry("a thing", "pytest_rocm_llm.nothing",
                                      {"fixed_rate": "pytest_rocm_llm.config.workload:RATE_SWEEP"})
     with pytest.raises(ConfigError, match="'fixed_rate' loads a kind named 'rate_sweep'"):

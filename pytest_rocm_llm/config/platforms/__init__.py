@@ -18,7 +18,7 @@ from pytest_rocm_llm.kinds import Registry
 PLATFORMS: Registry[Platform] = Registry("a platform", "pytest_rocm_llm.platforms", {
     "cpu": "pytest_rocm_llm.config.platforms.cpu:CPU",
     "rocm": "pytest_rocm_llm.config.platforms.rocm:ROCM",
-    "cuda": "pytest_rocm_llm.config.platforms.cuda:CUDA"})
+    "cuda": "pytest_rocm_llm.config.platforms.cuda:CUDA"}, key="kind")
 
 
 def platform(kind: str) -> Platform:
