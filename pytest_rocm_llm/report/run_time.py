@@ -25,7 +25,6 @@ from pytest_rocm_llm.config.settings import Settings
 from pytest_rocm_llm.config.suite_model import Suite, profiles_of
 from pytest_rocm_llm.config.targets import Target
 from pytest_rocm_llm.config.workload import Workload
-from pytest_rocm_llm.verdicts.paired_items import FULL_SET
 
 _STREAM = ("output_speed_tok_s",)
 _BATCH = ("capacity_output_tok_s", "output_tok_s")
@@ -137,7 +136,7 @@ def evaluation_s(config: Any, sp: Speeds) -> float | None:
         items = len(config.tasks) * config.samples
         return float(sum(items * (n / prefill + config.max_tokens / decode)
                          for n in config.lengths))
-    n = config.limit or FULL_SET.get(kind, 0)
+    n = config.items_scored or 0
     rate = min(sp.batch_tok_s or decode, config.concurrency * decode)
     return n * config.max_tokens / rate
 

@@ -182,15 +182,12 @@ def paired_schedule(suite: Suite, target: Target, settings: Settings) -> list[st
 def _decidable_lines(config: Any, checks: list[Check]) -> list[str]:
     """Per paired accuracy check of an eval: can its items decide the eval's paired margin
     (verdicts/paired_items.py)? An item count that cannot is reported, never failed."""
-    from pytest_rocm_llm.verdicts.paired_items import FULL_SET, TAU2_TASKS, decidability
+    from pytest_rocm_llm.verdicts.paired_items import decidability
 
     margin = getattr(config, "paired_margin", None)
     if margin is None:  # parity, long-context: no per-item accuracy to pair
         return []
-    n = config.limit or FULL_SET.get(config.kind)
-    if config.kind == "tau2":
-        n = (config.limit or TAU2_TASKS.get(config.domain or ""))
-        n = n * config.num_trials if n else None
+    n = config.items_scored
     out = []
     for c in checks:
         if c.eval == config.name and c.metric.startswith("accuracy"):

@@ -26,9 +26,6 @@ from pytest_rocm_llm.verdicts.paired import DEFAULT_ALPHA, newcombe_paired_ci
 POWER = 0.90
 DISCORDANCE = 0.05  # assumed share of items two builds answer differently
 MAX_ITEMS = 1_000_000
-# Items in a whole set (``limit`` absent); tau2 counts tasks, which depend on the domain.
-FULL_SET = {"gsm8k": 1319, "gpqa": 198, "arithmetic": 50}
-TAU2_TASKS = {"airline": 50}
 
 
 def passes_unchanged(n: int, margin: float, p: float, alpha: float = DEFAULT_ALPHA,

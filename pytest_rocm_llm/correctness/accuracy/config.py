@@ -25,6 +25,10 @@ from pytest_rocm_llm.config.toml import Table, TomlTable, override_of, validate
 from pytest_rocm_llm.correctness.accuracy.items import Item
 
 KINDS = ("gsm8k", "arithmetic", "gpqa", "tau2")
+# Each whole set's items (GSM8K test, GPQA-Diamond, the generated arithmetic problems) and
+# tau2's tasks per domain: what a run without a limit scores.
+FULL_SET = {"gsm8k": 1319, "gpqa": 198, "arithmetic": 50}
+TAU2_TASKS = {"airline": 50}
 SCORINGS = ("strict", "flexible")
 
 # Per kind: shots, max_tokens, scoring, limit. GSM8K: 5 shots as lm-evaluation-harness's
@@ -68,6 +72,15 @@ class AccuracyConfig:
     user_base_url: str | None = None  # None: the server under test also plays the user
     tau2_command: tuple[str, ...] = ("tau2",)
     timeout_s: float = 6 * 3600.0
+
+    @property
+    def items_scored(self) -> int | None:
+        """Items one run scores (tau2: tasks x trials); None where the whole set's size is
+        not known before it is read."""
+        if self.kind == "tau2":
+            tasks = self.limit or TAU2_TASKS.get(self.domain or "")
+            return tasks * self.num_trials if tasks else None
+        return self.limit or FULL_SET.get(self.kind)
 
 
 class _Accuracy(TomlTable):
