@@ -19,7 +19,10 @@ from pytest_rocm_llm.kinds import Registry, load
 
 @dataclass(frozen=True)
 class EvalKind:
-    """One kind of evaluation, as every stage needs to know it."""
+    """One kind of evaluation, as every stage needs to know it. What its parser returns is the
+    kind's frozen config: ``name``, ``kind``, ``profile`` (and ``reference_profile`` for a
+    second server), and optionally ``estimated_s(decode, prefill, batch)``, one build's run
+    time at those speeds (tok/s), which the plan's time estimate reads."""
 
     name: str
     # "module:function" parsing its table into the kind's frozen config, and the one running

@@ -68,6 +68,13 @@ class LongContextConfig:
     thresholds: Thresholds = field(default_factory=Thresholds)
     api: str = "generate"
 
+    def estimated_s(self, decode: float, prefill: float, batch: float | None) -> float:
+        """One build's run (report/run_time.py): every item of every length prefilled and
+        answered at max_tokens, one at a time."""
+        items = len(self.tasks) * self.samples
+        return float(sum(items * (n / prefill + self.max_tokens / decode)
+                         for n in self.lengths))
+
 
 @dataclass(frozen=True)
 class Item:

@@ -83,6 +83,11 @@ class ParityConfig:
     api: str = "generate"
     source: str = "natural"  # natural (encoded short prompts) | random_ids
 
+    def estimated_s(self, decode: float, prefill: float, batch: float | None) -> float:
+        """One build's run (report/run_time.py): each prompt on both profiles, one at a
+        time, every answer at max_tokens."""
+        return 2.0 * (self.prompts + self.hypothesis_examples) * self.max_tokens / decode
+
 
 @dataclass(frozen=True)
 class Comparison:

@@ -127,18 +127,9 @@ def evaluation_s(config: Any, sp: Speeds) -> float | None:
     decode, prefill = sp.decode_tok_s, sp.prefill_tok_s or math.inf
     if decode is None:
         return None
-    kind = config.kind
-    if kind == "tau2":  # tau2-bench's own run, bounded by the eval's timeout
-        return float(config.timeout_s)
-    if kind == "parity":  # each prompt on both profiles, one at a time
-        return 2.0 * (config.prompts + config.hypothesis_examples) * config.max_tokens / decode
-    if kind == "long_context":
-        items = len(config.tasks) * config.samples
-        return float(sum(items * (n / prefill + config.max_tokens / decode)
-                         for n in config.lengths))
-    n = config.items_scored or 0
-    rate = min(sp.batch_tok_s or decode, config.concurrency * decode)
-    return n * config.max_tokens / rate
+    # each kind's config says what one of its runs costs; one that does not is not estimated
+    estimated = getattr(config, "estimated_s", None)
+    return None if estimated is None else float(estimated(decode, prefill, sp.batch_tok_s))
 
 
 def profiles_used(suite: Suite, target: Target) -> set[str]:

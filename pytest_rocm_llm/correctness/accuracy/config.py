@@ -82,6 +82,14 @@ class AccuracyConfig:
             return tasks * self.num_trials if tasks else None
         return self.limit or FULL_SET.get(self.kind)
 
+    def estimated_s(self, decode: float, prefill: float, batch: float | None) -> float:
+        """One build's run (report/run_time.py): every answer at max_tokens, ``concurrency``
+        at a time; tau2-bench's own run is bounded by the eval's timeout."""
+        if self.kind == "tau2":
+            return float(self.timeout_s)
+        rate = min(batch or decode, self.concurrency * decode)
+        return (self.items_scored or 0) * self.max_tokens / rate
+
 
 class _Accuracy(TomlTable):
     """Keys every accuracy kind reads; each kind's model adds its own and its defaults."""
