@@ -53,13 +53,14 @@ def needed(length: int, max_tokens: int, engine: str) -> int:
 
 
 def check_suite(suite: Suite) -> None:
-    """Every long_context eval's lengths fit the profile that runs it, on every target of
-    the suite (targets can override the eval and the profile's flags)."""
+    """Every eval whose prompts come at set lengths (long_context's ``lengths``) fits the
+    profile that runs it, on every target of the suite (targets can override the eval and
+    the profile's flags)."""
     for tname in suite.targets:
         target = TARGETS[tname]
         for name in suite.evals:
             config = suite.eval_for(name, target)
-            if config.kind != "long_context":
+            if not getattr(config, "lengths", ()):
                 continue
             profile = config.profile or suite.default_profile
             engine = suite.engine_of(profile)
