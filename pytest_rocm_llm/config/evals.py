@@ -58,12 +58,19 @@ _RUNS = "pytest_rocm_llm.correctness.runs"
 # cached file is used with no network), else fetched; an air-gapped node without it learns
 # so before its servers start, not hours later when the eval's turn comes.
 _ITEMS = "pytest_rocm_llm.correctness.accuracy.config:build_items"
-GSM8K = EvalKind("gsm8k", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS,
-                 inputs=_ITEMS)
-ARITHMETIC = EvalKind("arithmetic", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS)
-GPQA = EvalKind("gpqa", _ACCURACY, f"{_RUNS}:run_accuracy", _ACCURACY_METRICS, inputs=_ITEMS)
-TAU2 = EvalKind("tau2", _ACCURACY, f"{_RUNS}:run_tau2", _ACCURACY_METRICS,
-                inputs="pytest_rocm_llm.correctness.accuracy.tau2:check_inputs")
+
+
+def _accuracy_kind(name: str, runner: str = f"{_RUNS}:run_accuracy",
+                   inputs: str | None = None) -> EvalKind:
+    """One of the accuracy kinds: one parser, their shared metrics."""
+    return EvalKind(name, _ACCURACY, runner, _ACCURACY_METRICS, inputs=inputs)
+
+
+GSM8K = _accuracy_kind("gsm8k", inputs=_ITEMS)
+ARITHMETIC = _accuracy_kind("arithmetic")
+GPQA = _accuracy_kind("gpqa", inputs=_ITEMS)
+TAU2 = _accuracy_kind("tau2", f"{_RUNS}:run_tau2",
+                      "pytest_rocm_llm.correctness.accuracy.tau2:check_inputs")
 PARITY = EvalKind(
     "parity", "pytest_rocm_llm.correctness.parity:parse_parity", f"{_RUNS}:run_parity",
     ("agree_ratio", "match_ratio", "near_tie_ratio", "real_divergences",

@@ -19,9 +19,9 @@ from pytest_rocm_llm.report.run_report import RunReport
 
 
 class RunOutput(Protocol):
-    name: str
+    """Writes the ended run's report where the run asked for it; nothing when it did not."""
 
-    def wanted(self, config: pytest.Config, s: Settings, report: RunReport) -> bool: ...
+    name: str
 
     def write(self, config: pytest.Config, s: Settings, report: RunReport) -> None: ...
 
@@ -32,14 +32,11 @@ class ResultsFile:
 
     name: str = "results"
 
-    def wanted(self, config: pytest.Config, s: Settings, report: RunReport) -> bool:
-        return s.results_path is not None
-
     def write(self, config: pytest.Config, s: Settings, report: RunReport) -> None:
         from pytest_rocm_llm.verdicts.baselines import write_atomic
 
-        assert s.results_path is not None
-        write_atomic(s.results_path, report.to_json())
+        if s.results_path is not None:
+            write_atomic(s.results_path, report.to_json())
 
 
 @dataclass(frozen=True)
@@ -48,16 +45,12 @@ class AllureRunFiles:
 
     name: str = "allure"
 
-    def wanted(self, config: pytest.Config, s: Settings, report: RunReport) -> bool:
-        from pytest_rocm_llm.plugin import allure as allure_report
-
-        return allure_report.active(config) and bool(report.verdicts)
-
     def write(self, config: pytest.Config, s: Settings, report: RunReport) -> None:
         from pytest_rocm_llm.plugin import allure as allure_report
 
-        allure_report.write_run_files(Path(config.option.allure_report_dir),
-                                      report.environment(socket.gethostname()))
+        if allure_report.active(config) and report.verdicts:
+            allure_report.write_run_files(Path(config.option.allure_report_dir),
+                                          report.environment(socket.gethostname()))
 
 
 @dataclass(frozen=True)
@@ -66,15 +59,12 @@ class StepSummary:
 
     name: str = "summary"
 
-    def wanted(self, config: pytest.Config, s: Settings, report: RunReport) -> bool:
-        return s.summary_path is not None
-
     def write(self, config: pytest.Config, s: Settings, report: RunReport) -> None:
         from pytest_rocm_llm.report.summary import markdown
 
-        assert s.summary_path is not None
-        with open(s.summary_path, "a", encoding="utf-8") as fh:
-            fh.write(markdown(report))
+        if s.summary_path is not None:
+            with open(s.summary_path, "a", encoding="utf-8") as fh:
+                fh.write(markdown(report))
 
 
 RESULTS, ALLURE, SUMMARY = ResultsFile(), AllureRunFiles(), StepSummary()
@@ -84,8 +74,7 @@ OUTPUTS: Registry[RunOutput] = Registry("an output", "pytest_rocm_llm.outputs", 
 
 
 def write_outputs(config: pytest.Config, s: Settings, report: RunReport) -> None:
-    """The controller's end of a run: every output that is asked for, from the ended run's
-    report (its exit status decided)."""
+    """The controller's end of a run: every output, from the ended run's report (its exit
+    status decided)."""
     for output in OUTPUTS:
-        if output.wanted(config, s, report):
-            output.write(config, s, report)
+        output.write(config, s, report)
